@@ -1,0 +1,46 @@
+# websim-crawler: `make demo` runs the bundled demo job, `make test` runs the test suite.
+# Both create or refresh a virtualenv in .venv and install what they need (apt packages too,
+# when run as root on Debian).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+APT_PACKAGES := chromium redis-server
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench system-packages clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[render,distributed,test,bench]"
+	touch $(STAMP)
+
+system-packages:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	    echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "note: missing Debian packages:$$missing (tests that need them are skipped)"; fi; \
+	fi
+
+demo: $(STAMP)
+	$(BIN)/python -m websim_crawler demo
+
+lint: $(STAMP)
+	$(BIN)/ruff check websim_crawler tests benchmarks
+	$(BIN)/ruff format --check websim_crawler tests benchmarks
+	$(BIN)/mypy websim_crawler
+
+test: system-packages $(STAMP) lint
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python benchmarks/extraction.py
+	$(BIN)/python benchmarks/clustering.py
+	$(BIN)/python benchmarks/similarity.py
+	$(BIN)/python benchmarks/neardup.py
+
+clean:
+	rm -rf $(VENV) build dist *.egg-info

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from websim_crawler.core.text import (
+    detect_language,
+    keyword_tokens,
+    language_code,
+    stopwords,
+    tokenize,
+)
+
+
+def test_tokenize_lowercases_and_drops_numbers() -> None:
+    assert tokenize("Hello, World! 2024 x_y") == ["hello", "world", "x_y"]
+
+
+def test_tokenize_splits_cjk_into_bigrams_not_nothing() -> None:
+    assert tokenize("東京都") == ["東京", "京都"]
+    assert tokenize("日本語 text") == ["日本", "本語", "text"]
+
+
+def test_english_keywords_use_porter_stems_and_drop_stopwords() -> None:
+    assert keyword_tokens("The running dogs were jumping", "en") == ["run", "dog", "jump"]
+
+
+def test_german_keywords_use_snowball() -> None:
+    assert keyword_tokens("Die schnellen Füchse springen", "de") == ["schnell", "fuchs", "spring"]
+
+
+def test_unknown_language_keeps_tokens_unstemmed() -> None:
+    assert keyword_tokens("kotek kotka", "xx") == ["kotek", "kotka"]
+    assert "the" in stopwords("xx")
+
+
+def test_detect_language_and_declared_codes() -> None:
+    text = "Die Bundesregierung hat am Mittwoch neue Regeln für den Wohnungsbau beschlossen."
+    assert detect_language(text) == "de"
+    assert detect_language("ok") == "en"
+    assert language_code("de-AT") == "de"
+    assert language_code("  en_US ") == "en"
+    assert language_code("") is None

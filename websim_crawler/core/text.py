@@ -1,0 +1,157 @@
+"""Language-aware text processing: tokens, stopwords, stemming and keyword counts.
+
+Everything works offline: stopwords come from NLTK's corpus when it is installed, else from the
+``stop-words`` package; stemmers are NLTK's Porter (English) and Snowball (other languages).
+Chinese and Japanese runs, which have no spaces, become overlapping character bigrams.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
+import stop_words
+from nltk.stem import PorterStemmer
+from nltk.stem.snowball import SnowballStemmer
+
+DEFAULT_LANGUAGE = "en"
+_LANGUAGE_SAMPLE_CHARS = 3000
+_MIN_CHARS_FOR_DETECTION = 20
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+# Han, Hiragana, Katakana (incl. prolonged sound mark) and CJK compatibility ideographs.
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
+
+_SNOWBALL_NAMES = {
+    "ar": "arabic",
+    "da": "danish",
+    "nl": "dutch",
+    "fi": "finnish",
+    "fr": "french",
+    "de": "german",
+    "hu": "hungarian",
+    "it": "italian",
+    "nb": "norwegian",
+    "no": "norwegian",
+    "pt": "portuguese",
+    "ro": "romanian",
+    "ru": "russian",
+    "es": "spanish",
+    "sv": "swedish",
+}
+
+
+def normalize_text(text: str) -> str:
+    """Fold Unicode compatibility forms and collapse runs of white space."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Split text into lower-cased word tokens; CJK runs become character bigrams."""
+    tokens: list[str] = []
+    for match in _WORD_RE.finditer(text.lower()):
+        word = match.group()
+        if not _CJK_RE.search(word):
+            if not word.isdigit() and word != "_" * len(word):
+                tokens.append(word)
+            continue
+        position = 0
+        for cjk in _CJK_RE.finditer(word):
+            if cjk.start() > position:
+                tokens.extend(_plain_parts(word[position : cjk.start()]))
+            tokens.extend(_character_bigrams(cjk.group()))
+            position = cjk.end()
+        tokens.extend(_plain_parts(word[position:]))
+    return tokens
+
+
+def _plain_parts(word: str) -> list[str]:
+    return [word] if word and not word.isdigit() and word.strip("_") else []
+
+
+def _character_bigrams(run: str) -> list[str]:
+    if len(run) == 1:
+        return [run]
+    return [run[i : i + 2] for i in range(len(run) - 1)]
+
+
+@lru_cache(maxsize=1)
+def _language_identifier() -> Callable[[str], tuple[str, float]]:
+    import py3langid  # loads a ~1 MB model on first use
+
+    return py3langid.classify
+
+
+def detect_language(text: str, default: str = DEFAULT_LANGUAGE) -> str:
+    """Return the ISO 639-1 code of the text's language (``default`` when too short to tell)."""
+    sample = text[:_LANGUAGE_SAMPLE_CHARS]
+    if len(sample.strip()) < _MIN_CHARS_FOR_DETECTION:
+        return default
+    code, _score = _language_identifier()(sample)
+    return code
+
+
+def language_code(value: str | None) -> str | None:
+    """Reduce a declared language (``de-AT``, ``en_US``, ``FR``) to a lower-case ISO 639-1 code."""
+    if not value:
+        return None
+    code = re.split(r"[-_;,\s]", value.strip().lower(), maxsplit=1)[0]
+    return code if re.fullmatch(r"[a-z]{2,3}", code) else None
+
+
+@lru_cache(maxsize=64)
+def stopwords(language: str) -> frozenset[str]:
+    """Return the stopword set of a language (English's when the language has none)."""
+    words: set[str] = set()
+    name = stop_words.LANGUAGE_MAPPING.get(language)
+    try:
+        from nltk.corpus import stopwords as nltk_stopwords
+
+        if name:
+            words.update(nltk_stopwords.words(name))
+    except (LookupError, OSError):
+        pass
+    if name:
+        words.update(stop_words.get_stop_words(language))
+    if not words:
+        words.update(stop_words.get_stop_words(DEFAULT_LANGUAGE))
+    return frozenset(word.lower() for word in words)
+
+
+@lru_cache(maxsize=64)
+def stemmer(language: str) -> Callable[[str], str]:
+    """Return a cached stem function: Porter for English, Snowball where NLTK has the language."""
+    if language == "en":
+        porter = PorterStemmer()
+        return lru_cache(maxsize=200_000)(porter.stem)
+    name = _SNOWBALL_NAMES.get(language)
+    if name is None:
+        return _identity
+    snowball = SnowballStemmer(name)
+    return lru_cache(maxsize=200_000)(snowball.stem)
+
+
+def _identity(token: str) -> str:
+    return token
+
+
+def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
+    """Tokenise, drop stopwords and stem: the keywords of a text, in order."""
+    stop = stopwords(language)
+    stem = stemmer(language)
+    return [
+        stem(token)
+        for token in tokenize(text)
+        if token not in stop and (len(token) > 1 or _CJK_RE.match(token))
+    ]
+
+
+def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:
+    """Count the keywords of several texts together."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(keyword_tokens(text, language))
+    return counts

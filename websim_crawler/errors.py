@@ -1,0 +1,27 @@
+"""The package's exception family: every error websim raises on purpose is a ``WebsimError``."""
+
+from __future__ import annotations
+
+
+class WebsimError(Exception):
+    """Base class of every error raised by websim-crawler on purpose."""
+
+
+class ConfigError(WebsimError, ValueError):
+    """A setting or parameter has a bad value; the message names it."""
+
+
+class PageError(WebsimError):
+    """A page cannot be analysed; ``reason`` is a short stats slug (``empty``, ``binary``)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+class InputFormatError(WebsimError):
+    """An input file (JSON Lines, PNG, saved crawl) is malformed; the message says where."""
+
+
+class MissingExtraError(WebsimError, ImportError):
+    """An optional dependency is missing; the message names the extra to install."""
