@@ -1,0 +1,156 @@
+"""Decode and parse HTML robustly: any encoding, broken markup, deep nesting, binary guards."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin, urlsplit
+
+import lxml.etree
+import lxml.html
+from charset_normalizer import from_bytes
+from w3lib.encoding import html_body_declared_encoding, html_to_unicode
+
+from websim_crawler.errors import PageError
+
+# Elements whose content is never visible text.
+INVISIBLE_TAGS = (
+    "script",
+    "style",
+    "noscript",
+    "template",
+    "head",
+    "iframe",
+    "object",
+    "embed",
+    "svg",
+    "math",
+    "canvas",
+    "select",
+    "option",
+    "datalist",
+    "textarea",
+    "button",
+)
+_BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b")
+_XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
+_MAX_REPLACEMENT_RATIO = 0.001
+_SNIFF_BYTES = 4096
+
+
+def decode_html(data: bytes, content_type: str | None = None, encoding: str | None = None) -> str:
+    """Decode page bytes by BOM, header, declared charset or detection; raise ``PageError``.
+
+    A declared charset that the bytes contradict (many undecodable sequences) is overruled by
+    detection (charset-normalizer), so mis-declared pages still read right.
+    """
+    if not data.strip():
+        raise PageError("empty", "the page has no content")
+    head = data[:_SNIFF_BYTES]
+    if head.lstrip().startswith(_BINARY_MAGIC) or (
+        b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff"))
+    ):
+        raise PageError("binary", "the page is binary data, not HTML")
+    header = f"text/html; charset={encoding}" if encoding else content_type
+    _used, text = html_to_unicode(header, data, auto_detect_fun=_detect_encoding)
+    if text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2:
+        detected = _detect_encoding(data)
+        if detected and detected.lower() != _used.lower():
+            text = data.decode(detected, errors="replace")
+    return text
+
+
+def _detect_encoding(data: bytes) -> str | None:
+    best = from_bytes(data[:200_000]).best()
+    return best.encoding if best is not None else None
+
+
+def declared_encoding(data: bytes) -> str | None:
+    """Return the charset a page declares in its markup, if any."""
+    return html_body_declared_encoding(data)
+
+
+def parse_html(
+    html: str | bytes, encoding: str | None = None, content_type: str | None = None
+) -> lxml.html.HtmlElement:
+    """Parse a page into an lxml tree without comments or processing instructions.
+
+    Broken markup parses as a browser would repair it; nesting deeper than libxml2's default
+    limit is kept (``huge_tree``). Raise ``PageError`` for empty, binary or unparseable pages.
+    """
+    text = decode_html(html, content_type, encoding) if isinstance(html, bytes) else html
+    text = _XML_DECLARATION_RE.sub("", text, count=1).replace("\x00", "")
+    if not text.strip():
+        raise PageError("empty", "the page has no content")
+    parser = lxml.html.HTMLParser(
+        remove_comments=True, remove_pis=True, huge_tree=True, recover=True
+    )
+    try:
+        root = lxml.html.document_fromstring(text, parser=parser)
+    except (lxml.etree.ParserError, ValueError) as exc:
+        raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
+    if root is None:
+        raise PageError("unparseable", "the page cannot be parsed as HTML")
+    return root
+
+
+def page_title(root: lxml.html.HtmlElement) -> str:
+    """Return the page title: ``<title>``, else ``og:title``, else the first ``<h1>``."""
+    for expression in ("//title", "//meta[@property='og:title']/@content", "//h1"):
+        found = root.xpath(expression)
+        if found:
+            value = found[0] if isinstance(found[0], str) else found[0].text_content()
+            title = " ".join(str(value).split())
+            if title:
+                return title
+    return ""
+
+
+def declared_language(root: lxml.html.HtmlElement) -> str | None:
+    """Return the language the page declares (``<html lang>`` or Content-Language meta)."""
+    lang = root.get("lang") or root.get("xml:lang")
+    if lang:
+        return lang
+    found = root.xpath("//meta[@http-equiv and @content]")
+    for meta in found:
+        if meta.get("http-equiv", "").lower() == "content-language":
+            return str(meta.get("content"))
+    return None
+
+
+def remove_invisible(root: lxml.html.HtmlElement) -> None:
+    """Drop elements that never show text (scripts, styles, head...) and hidden inputs."""
+    doomed = [element for element in root.iter(*INVISIBLE_TAGS) if element is not root]
+    doomed.extend(
+        element for element in root.iter("input") if (element.get("type") or "").lower() == "hidden"
+    )
+    doomed.extend(
+        element
+        for element in root.iter()
+        if isinstance(element.tag, str)
+        and (element.get("hidden") is not None or element.get("aria-hidden") == "true")
+        and element is not root
+    )
+    for element in doomed:
+        if element.getparent() is not None:
+            element.drop_tree()
+
+
+def outgoing_links(root: lxml.html.HtmlElement, base_url: str | None) -> list[str]:
+    """Return the page's absolute http(s) link targets, in order, without fragments or repeats."""
+    base = base_url or ""
+    base_href = root.xpath("//base/@href")
+    if base_href:
+        base = urljoin(base, str(base_href[0]).strip())
+    seen: dict[str, None] = {}
+    for href in root.xpath("//a/@href | //area/@href"):
+        raw = str(href).strip()
+        if not raw or raw.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+            continue
+        try:
+            absolute = urljoin(base, raw).split("#", 1)[0]
+            scheme = urlsplit(absolute).scheme
+        except ValueError:
+            continue
+        if scheme in ("http", "https"):
+            seen.setdefault(absolute, None)
+    return list(seen)

@@ -1,0 +1,76 @@
+"""Bounded per-site memory of chunk fingerprints, to spot site-template chunks across pages."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterable
+from typing import Any
+
+from websim_crawler.errors import InputFormatError
+
+
+def chunk_fingerprint(text: str) -> str:
+    """Return a short stable fingerprint of a chunk's case- and space-folded text."""
+    folded = " ".join(text.lower().split())
+    return hashlib.blake2b(folded.encode("utf-8"), digest_size=8).hexdigest()
+
+
+class SiteTemplateMemory:
+    """Count, per site, on how many pages each chunk fingerprint was seen (LRU-bounded).
+
+    A chunk already seen on ``min_pages`` earlier pages of the same site is template (a header,
+    footer or sidebar repeated by the site's page template). At most ``max_sites`` sites and
+    ``max_chunks`` fingerprints per site are kept; the least recently seen go first.
+    """
+
+    def __init__(self, min_pages: int = 3, max_sites: int = 1000, max_chunks: int = 20_000):
+        self.min_pages = min_pages
+        self.max_sites = max_sites
+        self.max_chunks = max_chunks
+        self._sites: OrderedDict[str, OrderedDict[str, int]] = OrderedDict()
+
+    def template_fingerprints(self, site: str, fingerprints: Iterable[str]) -> set[str]:
+        """Return which of the page's fingerprints are template, then record the page."""
+        unique = set(fingerprints)
+        counts = self._sites.get(site)
+        template = {fp for fp in unique if counts.get(fp, 0) >= self.min_pages} if counts else set()
+        self._record(site, unique)
+        return template
+
+    def _record(self, site: str, fingerprints: set[str]) -> None:
+        counts = self._sites.get(site)
+        if counts is None:
+            counts = self._sites[site] = OrderedDict()
+            while len(self._sites) > self.max_sites:
+                self._sites.popitem(last=False)
+        else:
+            self._sites.move_to_end(site)
+        for fingerprint in fingerprints:
+            counts[fingerprint] = counts.get(fingerprint, 0) + 1
+            counts.move_to_end(fingerprint)
+        while len(counts) > self.max_chunks:
+            counts.popitem(last=False)
+
+    def __len__(self) -> int:
+        return sum(len(counts) for counts in self._sites.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the memory as JSON-safe data (for JOBDIR persistence)."""
+        return {
+            "min_pages": self.min_pages,
+            "max_sites": self.max_sites,
+            "max_chunks": self.max_chunks,
+            "sites": {site: list(counts.items()) for site, counts in self._sites.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> SiteTemplateMemory:
+        """Rebuild a memory saved with ``to_dict``."""
+        try:
+            memory = cls(int(data["min_pages"]), int(data["max_sites"]), int(data["max_chunks"]))
+            for site, pairs in data["sites"].items():
+                memory._sites[str(site)] = OrderedDict((str(fp), int(n)) for fp, n in pairs)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputFormatError(f"not a saved site template memory: {exc}") from exc
+        return memory
