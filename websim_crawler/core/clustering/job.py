@@ -1,0 +1,402 @@
+"""The clustering job: crawl records -> tf-idf -> LSA -> fuzzy c-means -> a result to report.
+
+Shared by the ``websim cluster`` command and the Scrapy clustering pipeline, so both write the
+same clusters for the same pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from numpy.typing import NDArray
+from scipy.sparse.linalg import svds
+
+from websim_crawler.core.clustering.auto import (
+    VALIDITY_INDICES,
+    CandidateScore,
+    candidate_range,
+    choose_n_clusters,
+)
+from websim_crawler.core.clustering.fcm import INIT_METHODS, METRICS, FuzzyCMeans, Matrix
+from websim_crawler.core.clustering.reduce import lsa_reduce
+from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
+from websim_crawler.core.params import setting, validate
+from websim_crawler.errors import ConfigError
+
+logger = logging.getLogger(__name__)
+
+AUTO = "auto"
+KINDS = ("record", "results", "all")
+# Item kinds each ``kind`` selection takes: plain site pages count as records.
+_KINDS_SELECTED = {"record": ("record", "page"), "results": ("results",), "all": None}
+
+
+@dataclass(frozen=True)
+class ClusteringParams:
+    """The clustering job's constants, each bound to a ``WEBSIM_CLUSTERS_*`` setting."""
+
+    output: str | None = setting(
+        None, "WEBSIM_CLUSTERS_OUTPUT", "write the clusters JSON here at the end of a crawl"
+    )
+    html_output: str | None = setting(
+        None, "WEBSIM_CLUSTERS_HTML", "also write the HTML report here at the end of a crawl"
+    )
+    kind: str = setting(
+        "record",
+        "WEBSIM_CLUSTERS_KIND",
+        "pages to cluster: record (record and site pages), results or all",
+        choices=KINDS,
+    )
+    n_clusters: int | str = setting(
+        AUTO, "WEBSIM_CLUSTERS_N", "number of clusters, or auto (chosen by a validity index)"
+    )
+    max_clusters: int = setting(
+        20,
+        "WEBSIM_CLUSTERS_MAX_K",
+        "auto tries 2..min(this, sqrt(documents)) clusters",
+        minimum=2,
+    )
+    validity_index: str = setting(
+        "xie_beni",
+        "WEBSIM_CLUSTERS_AUTO_INDEX",
+        "index auto picks by: xie_beni (lowest), partition_coefficient (highest), "
+        "partition_entropy (lowest)",
+        choices=VALIDITY_INDICES,
+    )
+    fuzziness: float = setting(
+        1.1,
+        "WEBSIM_CLUSTERS_FUZZINESS",
+        "fuzzy c-means exponent m (> 1; larger = softer memberships)",
+        minimum=1.01,
+        maximum=10.0,
+    )
+    metric: str = setting(
+        "cosine", "WEBSIM_CLUSTERS_METRIC", "cosine (spherical) or euclidean", choices=METRICS
+    )
+    svd_components: int = setting(
+        50,
+        "WEBSIM_CLUSTERS_SVD_COMPONENTS",
+        "LSA dimensions the tf-idf rows are reduced to before clustering (0: no reduction)",
+        minimum=0,
+    )
+    init: str = setting(
+        "k-means++",
+        "WEBSIM_CLUSTERS_INIT",
+        "initial centres: k-means++ or random",
+        choices=INIT_METHODS,
+    )
+    n_init: int = setting(
+        3,
+        "WEBSIM_CLUSTERS_N_INIT",
+        "runs from different seeds; the lowest objective wins",
+        minimum=1,
+    )
+    max_iter: int = setting(
+        300, "WEBSIM_CLUSTERS_MAX_ITER", "iterations per fuzzy c-means run", minimum=1
+    )
+    tol: float = setting(
+        1e-4,
+        "WEBSIM_CLUSTERS_TOL",
+        "stop when no membership changes by more than this",
+        minimum=0.0,
+    )
+    seed: int = setting(0, "WEBSIM_CLUSTERS_SEED", "random seed (same seed, same clusters)")
+    min_df: int = setting(
+        2, "WEBSIM_CLUSTERS_MIN_DF", "keep terms found in at least this many documents", minimum=1
+    )
+    max_df: float = setting(
+        0.95,
+        "WEBSIM_CLUSTERS_MAX_DF",
+        "drop terms found in more than this fraction of the documents",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    max_features: int = setting(
+        50_000, "WEBSIM_CLUSTERS_MAX_FEATURES", "keep at most this many terms", minimum=1
+    )
+    top_keywords: int = setting(
+        10, "WEBSIM_CLUSTERS_TOP_KEYWORDS", "keywords listed per cluster", minimum=1
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.n_clusters != AUTO and not (
+            isinstance(self.n_clusters, int)
+            and not isinstance(self.n_clusters, bool)
+            and self.n_clusters >= 1
+        ):
+            raise ConfigError(
+                f"WEBSIM_CLUSTERS_N must be a positive integer or 'auto', got {self.n_clusters!r}"
+            )
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the parameters that shape the clusters (for the report's ``params``)."""
+        return {
+            "kind": self.kind,
+            "n_clusters": self.n_clusters,
+            "max_clusters": self.max_clusters,
+            "validity_index": self.validity_index,
+            "fuzziness": self.fuzziness,
+            "metric": self.metric,
+            "svd_components": self.svd_components,
+            "init": self.init,
+            "n_init": self.n_init,
+            "max_iter": self.max_iter,
+            "tol": self.tol,
+            "seed": self.seed,
+            "min_df": self.min_df,
+            "max_df": self.max_df,
+            "max_features": self.max_features,
+        }
+
+
+@dataclass(frozen=True)
+class Document:
+    """One page to cluster: its URL and its keyword counts (stem -> count)."""
+
+    url: str
+    keywords: Mapping[str, float]
+
+
+@dataclass
+class InputReport:
+    """What happened to the pages offered to the job: read, kept, skipped by reason."""
+
+    pages: int = 0
+    skipped: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def skip(self, reason: str) -> None:
+        """Count one page left out of the clustering."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def note(self, message: str) -> None:
+        """Record a message about the input or the parameters (also logged)."""
+        logger.warning("%s", message)
+        self.notes.append(message)
+
+
+class DocumentCollector:
+    """Select the pages to cluster from crawl records: by kind, first of each URL, with keywords."""
+
+    def __init__(self, kind: str = "record", report: InputReport | None = None) -> None:
+        if kind not in KINDS:
+            raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
+        self.kinds = _KINDS_SELECTED[kind]
+        self.report = report if report is not None else InputReport()
+        self.documents: list[Document] = []
+        self._seen_urls: set[str] = set()
+
+    def add(self, url: Any, kind: Any, keywords: Any) -> bool:
+        """Offer one page; return whether it was kept (a skip is counted by reason)."""
+        self.report.pages += 1
+        if self.kinds is not None and kind not in self.kinds:
+            self.report.skip("other_kind")
+            return False
+        if not isinstance(url, str) or not url:
+            self.report.skip("no_url")
+            return False
+        if url in self._seen_urls:
+            self.report.skip("duplicate_url")
+            return False
+        counts = _clean_keywords(keywords)
+        if not counts:
+            self.report.skip("no_keywords")
+            return False
+        self._seen_urls.add(url)
+        self.documents.append(Document(url, counts))
+        return True
+
+
+def _clean_keywords(keywords: Any) -> dict[str, float]:
+    if not isinstance(keywords, Mapping):
+        return {}
+    return {
+        str(term): float(count)
+        for term, count in keywords.items()
+        if isinstance(count, (int, float))
+        and not isinstance(count, bool)
+        and math.isfinite(count)
+        and count > 0
+    }
+
+
+@dataclass(frozen=True)
+class ClusteringResult:
+    """The fitted clusters of a collection, in the order of ``documents``."""
+
+    params: ClusteringParams
+    documents: tuple[Document, ...]
+    input_report: InputReport
+    n_clusters_requested: int | str
+    membership: NDArray[np.float64]  # documents x clusters
+    top_keywords: tuple[tuple[tuple[str, float], ...], ...]
+    positions: NDArray[np.float64]  # documents x 2, the map of the HTML report
+    validity: dict[str, Any]
+    candidates: tuple[CandidateScore, ...]
+
+    @property
+    def n_clusters(self) -> int:
+        """The number of clusters fitted (0 when there was nothing to cluster)."""
+        return int(self.membership.shape[1])
+
+    @property
+    def labels(self) -> NDArray[np.intp]:
+        """The cluster of largest membership of each document."""
+        return np.asarray(self.membership.argmax(axis=1))
+
+
+def cluster_documents(
+    documents: Iterable[Document],
+    params: ClusteringParams | None = None,
+    input_report: InputReport | None = None,
+    on_candidate: Callable[[CandidateScore], None] | None = None,
+) -> ClusteringResult:
+    """Cluster the documents; an empty or tiny collection gives a valid, possibly empty result."""
+    params = params or ClusteringParams()
+    report = input_report if input_report is not None else InputReport()
+    kept = list(documents)
+    tfidf = tfidf_vectors(
+        [document.keywords for document in kept],
+        min_df=params.min_df,
+        max_df=params.max_df,
+        max_features=params.max_features,
+    )
+    has_terms = np.diff(tfidf.matrix.indptr) > 0
+    if not has_terms.all():
+        for _ in range(int((~has_terms).sum())):
+            report.skip("no_shared_keywords")
+        kept = [document for document, keep in zip(kept, has_terms, strict=True) if keep]
+        tfidf = TfidfMatrix(tfidf.matrix[has_terms], tfidf.terms, tfidf.idf)
+    if not kept:
+        report.note("no page with keywords to cluster: the report is empty")
+        return _empty_result(params, report)
+
+    reduced = lsa_reduce(tfidf.matrix, params.svd_components, params.seed)
+    data: Matrix = reduced if reduced is not None else tfidf.matrix
+    n_distinct = _count_distinct_rows(tfidf.matrix)
+    if n_distinct < len(kept):
+        report.note(f"{len(kept) - n_distinct} page(s) have the same keywords as another page")
+
+    candidates: list[CandidateScore] = []
+    if params.n_clusters == AUTO:
+        model, candidates = choose_n_clusters(
+            data,
+            candidate_range(n_distinct, params.max_clusters),
+            lambda k: _estimator(params, k),
+            params.validity_index,
+            on_candidate,
+        )
+    else:
+        assert isinstance(params.n_clusters, int)
+        n_clusters = params.n_clusters
+        if n_clusters > n_distinct:
+            report.note(
+                f"{n_clusters} clusters asked for but only {n_distinct} distinct page(s): "
+                f"using {n_distinct}"
+            )
+            n_clusters = n_distinct
+        model = _estimator(params, n_clusters).fit(data)
+
+    membership = model.membership_
+    order = _clusters_by_size(membership)
+    membership = membership[:, order]
+    centers = np.asarray(model.cluster_centers_)[order]
+    return ClusteringResult(
+        params=params,
+        documents=tuple(kept),
+        input_report=report,
+        n_clusters_requested=params.n_clusters,
+        membership=membership,
+        top_keywords=_top_keywords(tfidf, membership, params.fuzziness, params.top_keywords),
+        positions=map_positions(data, centers),
+        validity={
+            "partition_coefficient": model.partition_coefficient_,
+            "partition_entropy": model.partition_entropy_,
+            "xie_beni": model.xie_beni_,
+            "objective": model.objective_,
+            "n_iter": model.n_iter_,
+        },
+        candidates=tuple(candidates),
+    )
+
+
+def _estimator(params: ClusteringParams, n_clusters: int) -> FuzzyCMeans:
+    return FuzzyCMeans(
+        n_clusters,
+        m=params.fuzziness,
+        metric=params.metric,
+        init=params.init,
+        n_init=params.n_init,
+        max_iter=params.max_iter,
+        tol=params.tol,
+        random_state=params.seed,
+    )
+
+
+def _empty_result(params: ClusteringParams, report: InputReport) -> ClusteringResult:
+    return ClusteringResult(
+        params=params,
+        documents=(),
+        input_report=report,
+        n_clusters_requested=params.n_clusters,
+        membership=np.zeros((0, 0)),
+        top_keywords=(),
+        positions=np.zeros((0, 2)),
+        validity={},
+        candidates=(),
+    )
+
+
+def _count_distinct_rows(matrix: sp.csr_matrix) -> int:
+    digests = set()
+    for row in range(matrix.shape[0]):
+        start, end = matrix.indptr[row], matrix.indptr[row + 1]
+        digest = hashlib.blake2b(digest_size=16)
+        digest.update(matrix.indices[start:end].tobytes())
+        digest.update(matrix.data[start:end].tobytes())
+        digests.add(digest.digest())
+    return len(digests)
+
+
+def _clusters_by_size(membership: NDArray[np.float64]) -> NDArray[np.intp]:
+    """Return the cluster order that numbers clusters by decreasing size (then total membership)."""
+    sizes = np.bincount(membership.argmax(axis=1), minlength=membership.shape[1])
+    totals = membership.sum(axis=0)
+    return np.lexsort((-totals, -sizes))
+
+
+def _top_keywords(
+    tfidf: TfidfMatrix, membership: NDArray[np.float64], m: float, count: int
+) -> tuple[tuple[tuple[str, float], ...], ...]:
+    """Return each cluster's heaviest terms in the ``u^m``-weighted mean tf-idf row."""
+    weights = (membership**m).astype(np.float32)
+    means = np.asarray((tfidf.matrix.T @ weights).T) / weights.sum(axis=0)[:, None]
+    clusters = []
+    for row in means:
+        top = np.argsort(-row, kind="stable")[:count]
+        clusters.append(tuple((tfidf.terms[i], float(row[i])) for i in top if row[i] > 0))
+    return tuple(clusters)
+
+
+def map_positions(data: Matrix, centers: NDArray[Any]) -> NDArray[np.float64]:
+    """Project the rows to 2-D: on the top principal axes of the centres (of the rows if k < 3)."""
+    n_rows = data.shape[0]
+    if centers.shape[0] >= 3:
+        centred = np.asarray(centers, dtype=np.float64) - centers.mean(axis=0)
+        axes = np.linalg.svd(centred, full_matrices=False)[2][:2]
+    elif min(data.shape) > 2:
+        matrix = data.astype(np.float64) if sp.issparse(data) else np.asarray(data, np.float64)
+        start = np.random.default_rng(0).uniform(-1.0, 1.0, size=min(data.shape))
+        axes = svds(matrix, k=2, v0=start)[2][::-1]
+    else:
+        return np.zeros((n_rows, 2))
+    positions: NDArray[np.float64] = np.asarray(data @ axes.T.astype(data.dtype), np.float64)
+    return positions
