@@ -1,0 +1,275 @@
+"""Find and classify near-duplicate pages in a stream of pages: the report every entry writes."""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from websim_crawler.core.neardup.index import ExactSentenceIndex, IndexStats, PageStore
+from websim_crawler.core.neardup.lsh import MinHashIndex
+from websim_crawler.core.neardup.pages import PageSentences, page_sentences
+from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.neardup.relations import (
+    CLASSES,
+    RELATIONS,
+    PagePair,
+    inclusion_rate,
+    overlap_rate,
+    pair_class,
+    relation_kind,
+    url_hash,
+)
+from websim_crawler.errors import PageError
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class NeardupPair:
+    """Two pages sharing selected sentences, with their class and relation."""
+
+    a: str
+    b: str
+    pair_class: str
+    relation: str
+    overlap: float
+    inclusion: float
+    shared_sentences: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the pair in the report's schema (``class`` is a Python keyword here)."""
+        return {
+            "a": self.a,
+            "b": self.b,
+            "class": self.pair_class,
+            "relation": self.relation,
+            "overlap": round(self.overlap, 6),
+            "inclusion": round(self.inclusion, 6),
+            "shared_sentences": self.shared_sentences,
+        }
+
+
+@dataclass
+class NeardupReport:
+    """The pairs found and the counts of the run."""
+
+    pairs: list[NeardupPair]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the report as JSON-safe data."""
+        return {"pairs": [pair.to_dict() for pair in self.pairs], "stats": self.stats}
+
+
+def classify_pairs(
+    first_ids: np.ndarray,
+    second_ids: np.ndarray,
+    shared: np.ndarray,
+    page_counts: np.ndarray,
+    pages: Mapping[int, tuple[str, frozenset[int]]],
+    params: NeardupParams,
+) -> list[NeardupPair]:
+    """Turn id pairs with shared counts into classified pairs with relations."""
+    results: list[NeardupPair] = []
+    for first, second, n_shared in zip(
+        first_ids.tolist(), second_ids.tolist(), shared.tolist(), strict=True
+    ):
+        (url_a, links_a), (url_b, links_b) = pages[first], pages[second]
+        count_a, count_b = int(page_counts[first]), int(page_counts[second])
+        pair = PagePair(
+            url_a=url_a,
+            url_b=url_b,
+            a_links_b=url_hash(url_b) in links_a,
+            b_links_a=url_hash(url_a) in links_b,
+            shared=n_shared,
+            count_a=count_a,
+            count_b=count_b,
+        )
+        relation, swap = relation_kind(pair, params.mirror_path_similarity)
+        if swap:
+            url_a, url_b = url_b, url_a
+        results.append(
+            NeardupPair(
+                a=url_a,
+                b=url_b,
+                pair_class=pair_class(n_shared, count_a, count_b),
+                relation=relation,
+                overlap=overlap_rate(n_shared, count_a, count_b),
+                inclusion=inclusion_rate(n_shared, count_a, count_b),
+                shared_sentences=n_shared,
+            )
+        )
+    return results
+
+
+def report_stats(
+    pairs: list[NeardupPair],
+    *,
+    method: str,
+    pages: Mapping[str, Any],
+    index_stats: IndexStats,
+    params: NeardupParams,
+    seconds: float,
+) -> dict[str, Any]:
+    """Gather the run's counts in the report's ``stats`` shape."""
+    classes = Counter(pair.pair_class for pair in pairs)
+    relations = Counter(pair.relation for pair in pairs)
+    sentences = {"page_entries": index_stats.entries}
+    if method == "exact":  # the sketch of the minhash method knows no exact sentence counts
+        sentences |= {
+            "distinct": index_stats.distinct_sentences,
+            "frequent_ignored": index_stats.frequent_sentences,
+            "shared": index_stats.shared_sentences,
+        }
+    return {
+        "method": method,
+        "pages": dict(pages),
+        "sentences": sentences,
+        "pair_entries" if method == "exact" else "candidates_checked": index_stats.pair_entries,
+        "pairs": len(pairs),
+        "classes": {name: classes.get(name, 0) for name in CLASSES},
+        "relations": {name: relations.get(name, 0) for name in RELATIONS},
+        "params": {
+            "min_sentence_chars": params.min_sentence_chars,
+            "max_sentence_frequency": params.max_sentence_frequency,
+            "min_shared_sentences": params.min_shared_sentences,
+        },
+        "seconds": round(seconds, 3),
+    }
+
+
+class NearDuplicateFinder:
+    """Feed crawl items or pages one at a time, then ``finish`` for the report.
+
+    Temporary index files live in a private folder under ``params.spill_dir`` (or TMPDIR) that
+    ``close`` removes; use the finder as a context manager.
+    """
+
+    def __init__(self, params: NeardupParams | None = None) -> None:
+        self.params = params or NeardupParams()
+        self._folder = tempfile.TemporaryDirectory(
+            prefix="websim-neardup-", dir=self.params.spill_dir
+        )
+        folder = Path(self._folder.name)
+        self.index: ExactSentenceIndex | MinHashIndex
+        if self.params.method == "minhash":
+            self.index = MinHashIndex(
+                folder,
+                max_frequency=self.params.max_sentence_frequency,
+                min_shared=self.params.min_shared_sentences,
+                threshold=self.params.lsh_threshold,
+                num_perm=self.params.num_perm,
+                sketch_width=self.params.sketch_width,
+            )
+        else:
+            self.index = ExactSentenceIndex(
+                folder,
+                max_frequency=self.params.max_sentence_frequency,
+                min_shared=self.params.min_shared_sentences,
+                partitions=self.params.partitions,
+                buffer_entries=self.params.buffer_entries,
+            )
+        self.pages_seen = 0
+        self.dropped: Counter[str] = Counter()
+        self._url_hashes: set[int] = set()
+        self._started = time.perf_counter()
+
+    def __enter__(self) -> NearDuplicateFinder:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def add_item(self, item: Mapping[str, Any]) -> bool:
+        """Add a crawl item; a page that cannot be read is counted as dropped, by reason."""
+        try:
+            page = page_sentences(item, self.params)
+        except PageError as exc:
+            self.pages_seen += 1
+            self.dropped[exc.reason] += 1
+            logger.debug("page dropped (%s): %s", exc.reason, exc)
+            return False
+        return self.add_page(page)
+
+    def add_page(self, page: PageSentences) -> bool:
+        """Add an extracted page; a URL seen before is dropped as ``duplicate_url``."""
+        self.pages_seen += 1
+        key = url_hash(page.url)
+        if key in self._url_hashes:
+            self.dropped["duplicate_url"] += 1
+            return False
+        self._url_hashes.add(key)
+        self.index.add(page)
+        return True
+
+    def finish(self) -> NeardupReport:
+        """Finish the index and return the classified pairs with the run's stats."""
+        batches = list(self.index.pairs())
+        page_counts = self.index.page_counts_
+        if page_counts is None:
+            raise RuntimeError("the index yielded no page counts")
+        first_ids = _concatenate(batch[0] for batch in batches)
+        second_ids = _concatenate(batch[1] for batch in batches)
+        shared = _concatenate(batch[2] for batch in batches)
+        order = np.lexsort((second_ids, first_ids))
+        first_ids, second_ids, shared = first_ids[order], second_ids[order], shared[order]
+        pages = _read_pages(self.index.store, np.union1d(first_ids, second_ids))
+        pairs = classify_pairs(first_ids, second_ids, shared, page_counts, pages, self.params)
+        indexed = len(self.index.store)
+        stats = report_stats(
+            pairs,
+            method=self.params.method,
+            pages={
+                "seen": self.pages_seen,
+                "indexed": indexed,
+                "without_selected_sentences": int(np.count_nonzero(page_counts == 0)),
+                "dropped": dict(sorted(self.dropped.items())),
+            },
+            index_stats=self.index.stats,
+            params=self.params,
+            seconds=time.perf_counter() - self._started,
+        )
+        logger.info("near duplicates: %d pages indexed, %d pairs", indexed, len(pairs))
+        return NeardupReport(pairs, stats)
+
+    def close(self) -> None:
+        """Remove the temporary index files."""
+        self.index.store.close()
+        self._folder.cleanup()
+
+
+def _concatenate(arrays: Iterator[np.ndarray] | Iterable[np.ndarray]) -> np.ndarray:
+    parts = list(arrays)
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)
+
+
+def _read_pages(store: PageStore, page_ids: np.ndarray) -> dict[int, tuple[str, frozenset[int]]]:
+    pages: dict[int, tuple[str, frozenset[int]]] = {}
+    for page_id in page_ids.tolist():
+        stored = store.read(page_id)
+        pages[page_id] = (stored.url, frozenset(stored.link_hashes.tolist()))
+    return pages
+
+
+def find_near_duplicates(
+    items: Iterable[Mapping[str, Any]], params: NeardupParams | None = None
+) -> NeardupReport:
+    """Run the whole detection over crawl items (dicts with ``url``, ``html`` or ``chunks``)."""
+    with NearDuplicateFinder(params) as finder:
+        for item in items:
+            finder.add_item(item)
+        return finder.finish()

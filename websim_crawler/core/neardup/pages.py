@@ -1,0 +1,62 @@
+"""From a crawl item to what the index needs: URL, link fingerprints, long-sentence hashes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from websim_crawler.core.analysis import AnalysisParams, analyse_page
+from websim_crawler.core.neardup.content import content_texts
+from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.neardup.relations import url_hash
+from websim_crawler.core.neardup.sentences import long_sentence_hashes
+from websim_crawler.errors import PageError
+
+# The analysis runs for its chunks and link features only: skip its within-page filters.
+CHUNKS_ONLY = AnalysisParams(noise_filter=False, duplicate_filter=False, template_filter=False)
+
+
+@dataclass(frozen=True)
+class PageSentences:
+    """One page for the index: URL, sorted link fingerprints, sorted long-sentence hashes."""
+
+    url: str
+    link_hashes: np.ndarray
+    sentence_hashes: np.ndarray
+
+
+def sorted_hashes(values: set[int]) -> np.ndarray:
+    """Return a set of 64-bit fingerprints as a sorted ``uint64`` array."""
+    return np.sort(np.fromiter(values, dtype=np.uint64, count=len(values)))
+
+
+def page_sentences(
+    item: Mapping[str, Any],
+    params: NeardupParams,
+    analysis_params: AnalysisParams = CHUNKS_ONLY,
+) -> PageSentences:
+    """Extract a crawl item's content-region sentences; ``PageError`` says why a page cannot be.
+
+    Items that went through the analysis pipeline carry ``chunks`` and are not parsed again;
+    others are analysed from their ``html``.
+    """
+    url = item.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise PageError("no_url", "the item has no url")
+    chunks = item.get("chunks")
+    raw_links = item.get("links")
+    if not isinstance(chunks, list) or not chunks:
+        html = item.get("html")
+        if not isinstance(html, (str, bytes)) or not html.strip():
+            raise PageError("no_html", f"{url}: the item has neither chunks nor html")
+        analysis = analyse_page(html, url, params=analysis_params)
+        chunks = list(analysis.chunks)
+        if not isinstance(raw_links, list):
+            raw_links = list(analysis.links)
+    texts = content_texts(chunks, params)
+    hashes = long_sentence_hashes(texts, params.min_sentence_chars)
+    links = {url_hash(link) for link in raw_links or () if isinstance(link, str) and link}
+    return PageSentences(url, sorted_hashes(links), sorted_hashes(hashes))

@@ -1,0 +1,102 @@
+"""The constants of near-duplicate detection, each bound to a ``WEBSIM_NEARDUP_*`` setting."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from websim_crawler.core.params import setting, validate
+from websim_crawler.errors import ConfigError
+
+METHODS = ("exact", "minhash")
+
+
+@dataclass(frozen=True)
+class NeardupParams:
+    """Content-region rule, sentence selection (L, F), pair classes, relations and scaling."""
+
+    output: str | None = setting(
+        None, "WEBSIM_NEARDUP_OUTPUT", "write the near-duplicate report here when a crawl ends"
+    )
+    method: str = setting(
+        "exact",
+        "WEBSIM_NEARDUP_METHOD",
+        "exact: sentence index; minhash: datasketch MinHash/LSH candidates, then exact check",
+        choices=METHODS,
+    )
+    link_ratio: float = setting(
+        0.5,
+        "WEBSIM_NEARDUP_LINK_RATIO",
+        "a block whose hyperlink percentage is at or above this may be non-content",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    noncontent_sentence_chars: int = setting(
+        80,
+        "WEBSIM_NEARDUP_NONCONTENT_SENTENCE_CHARS",
+        "... and is non-content when its longest sentence has at most this many characters",
+        minimum=0,
+    )
+    min_sentence_chars: int = setting(
+        30,
+        "WEBSIM_NEARDUP_MIN_SENTENCE_CHARS",
+        "L: only sentences of at least this many characters are compared",
+        minimum=1,
+    )
+    max_sentence_frequency: int = setting(
+        30,
+        "WEBSIM_NEARDUP_MAX_SENTENCE_FREQUENCY",
+        "F: sentences on more pages than this are boilerplate and ignored",
+        minimum=2,
+    )
+    min_shared_sentences: int = setting(
+        2,
+        "WEBSIM_NEARDUP_MIN_SHARED_SENTENCES",
+        "pairs sharing fewer selected sentences are not reported",
+        minimum=1,
+    )
+    mirror_path_similarity: float = setting(
+        0.5,
+        "WEBSIM_NEARDUP_MIRROR_PATH_SIMILARITY",
+        "identical pages on different hosts are mirrors when this share of path segments match",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    partitions: int = setting(
+        64,
+        "WEBSIM_NEARDUP_PARTITIONS",
+        "hash partitions the sentence index spills to disk (more: less memory per partition)",
+        minimum=1,
+        maximum=4096,
+    )
+    buffer_entries: int = setting(
+        2_000_000,
+        "WEBSIM_NEARDUP_BUFFER_ENTRIES",
+        "(sentence, page) entries held in memory before a spill (12 bytes each)",
+        minimum=1000,
+    )
+    spill_dir: str | None = setting(
+        None, "WEBSIM_NEARDUP_SPILL_DIR", "folder for the index's temporary files (default: TMPDIR)"
+    )
+    lsh_threshold: float = setting(
+        0.5,
+        "WEBSIM_NEARDUP_LSH_THRESHOLD",
+        "minhash method: Jaccard similarity the LSH is tuned to find",
+        minimum=0.01,
+        maximum=1.0,
+    )
+    num_perm: int = setting(
+        64, "WEBSIM_NEARDUP_NUM_PERM", "minhash method: permutations per MinHash", minimum=8
+    )
+    sketch_width: int = setting(
+        1 << 22,
+        "WEBSIM_NEARDUP_SKETCH_WIDTH",
+        "minhash method: counters per row of the count-min sketch of sentence frequencies",
+        minimum=1024,
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
+        if self.sketch_width & (self.sketch_width - 1):
+            raise ConfigError(
+                f"WEBSIM_NEARDUP_SKETCH_WIDTH must be a power of two, got {self.sketch_width}"
+            )

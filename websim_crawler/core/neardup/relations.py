@@ -1,0 +1,171 @@
+"""Pair classes (identical, inclusion, partial) and relation kinds from URLs and links.
+
+Classes follow Shibata, Kang and Kurohashi (2010): over the selected sentences of two pages, the
+pair is *identical* when every sentence is shared, *inclusion* when every sentence of the smaller
+page is shared, else *partial*. Relation rules, tried in this order (the README explains each):
+
+1. ``mirror``: identical pages on different hosts whose paths match (path similarity, the share
+   of trailing path segments in common, at least ``mirror_path_similarity``).
+2. ``in-site inclusion``: same site, identical or inclusion.
+3. ``in-site related``: same site, partial.
+4. ``citing/cited``: different sites, a page links to the other and also has sentences of its own
+   besides the shared ones, so it quotes the other page; ``a`` is the citing page.
+5. ``linked``: different sites with a link between them, the linking page adds nothing of its
+   own (a copy or teaser linking to its source).
+6. ``cross-site copy``: different sites, no link, identical or inclusion (syndication, spam and
+   plagiarism are not told apart without more evidence).
+7. ``sentence-set sharing``: different sites, no link, partial (both reuse some text).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+from dataclasses import dataclass
+from urllib.parse import urlsplit, urlunsplit
+
+IDENTICAL, INCLUSION, PARTIAL = "identical", "inclusion", "partial"
+CLASSES = (IDENTICAL, INCLUSION, PARTIAL)
+MIRROR = "mirror"
+IN_SITE_INCLUSION = "in-site inclusion"
+IN_SITE_RELATED = "in-site related"
+CITING = "citing/cited"
+LINKED = "linked"
+CROSS_SITE_COPY = "cross-site copy"
+SENTENCE_SET_SHARING = "sentence-set sharing"
+RELATIONS = (
+    MIRROR,
+    IN_SITE_INCLUSION,
+    IN_SITE_RELATED,
+    CITING,
+    LINKED,
+    CROSS_SITE_COPY,
+    SENTENCE_SET_SHARING,
+)
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Second-level labels under which country domains register names (example.co.uk, example.ac.jp).
+_SECOND_LEVEL_LABELS = frozenset(
+    {"ac", "co", "com", "ed", "edu", "go", "gob", "gov", "gr", "lg", "ne", "net", "or", "org"}
+)
+_INDEX_FILES = frozenset(
+    {"index.html", "index.htm", "index.php", "index.shtml", "default.asp", "default.aspx"}
+)
+
+
+def pair_class(shared: int, count_a: int, count_b: int) -> str:
+    """Classify a pair by its shared selected sentences and each page's selected sentences."""
+    if shared >= count_a and shared >= count_b:
+        return IDENTICAL
+    if shared >= min(count_a, count_b):
+        return INCLUSION
+    return PARTIAL
+
+
+def overlap_rate(shared: int, count_a: int, count_b: int) -> float:
+    """Shared sentences over the union of both pages' sentences."""
+    union = count_a + count_b - shared
+    return shared / union if union else 0.0
+
+
+def inclusion_rate(shared: int, count_a: int, count_b: int) -> float:
+    """Shared sentences over the smaller page's sentences."""
+    smaller = min(count_a, count_b)
+    return shared / smaller if smaller else 0.0
+
+
+def normalize_url(url: str) -> str:
+    """Lower-case scheme and host, drop default ports, fragments and an empty path's absence."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return url.strip()
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
+    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def url_hash(url: str) -> int:
+    """Return a 64-bit fingerprint of a normalised URL (link targets are stored this way)."""
+    digest = hashlib.blake2b(normalize_url(url).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "little")
+
+
+def host_of(url: str) -> str:
+    """Return ``host[:port]`` of a URL, lower-cased, default ports dropped."""
+    return urlsplit(normalize_url(url)).netloc
+
+
+def site_of(url: str) -> str:
+    """Approximate the registered domain: the last two host labels (three under co.uk etc.)."""
+    host = (urlsplit(normalize_url(url)).hostname or "").removeprefix("www.")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        labels = host.split(".")
+        keep = (
+            3
+            if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL_LABELS
+            else 2
+        )
+        return ".".join(labels[-keep:])
+    return host
+
+
+def path_segments(url: str) -> list[str]:
+    """Return the path segments of a URL, an index file name dropped, the query on the last."""
+    parts = urlsplit(normalize_url(url))
+    segments = [segment for segment in parts.path.split("/") if segment]
+    if segments and segments[-1].lower() in _INDEX_FILES:
+        segments.pop()
+    if parts.query:
+        segments.append(f"?{parts.query}")
+    return segments
+
+
+def path_similarity(url_a: str, url_b: str) -> float:
+    """Share of trailing path segments the two URLs have in common (1.0 for two site roots)."""
+    first, second = path_segments(url_a), path_segments(url_b)
+    longest = max(len(first), len(second))
+    if longest == 0:
+        return 1.0
+    common = 0
+    for left, right in zip(reversed(first), reversed(second), strict=False):
+        if left != right:
+            break
+        common += 1
+    return common / longest
+
+
+@dataclass(frozen=True)
+class PagePair:
+    """What the relation rules look at for one pair: URLs, links and sentence counts."""
+
+    url_a: str
+    url_b: str
+    a_links_b: bool
+    b_links_a: bool
+    shared: int
+    count_a: int
+    count_b: int
+
+
+def relation_kind(pair: PagePair, mirror_path_similarity: float) -> tuple[str, bool]:
+    """Return the relation and whether ``a`` and ``b`` must swap (so ``a`` cites ``b``)."""
+    kind = pair_class(pair.shared, pair.count_a, pair.count_b)
+    if (
+        kind == IDENTICAL
+        and host_of(pair.url_a) != host_of(pair.url_b)
+        and path_similarity(pair.url_a, pair.url_b) >= mirror_path_similarity
+    ):
+        return MIRROR, False
+    if site_of(pair.url_a) == site_of(pair.url_b):
+        return (IN_SITE_RELATED if kind == PARTIAL else IN_SITE_INCLUSION), False
+    a_quotes_b = pair.a_links_b and pair.shared < pair.count_a
+    b_quotes_a = pair.b_links_a and pair.shared < pair.count_b
+    if a_quotes_b or b_quotes_a:
+        return CITING, not a_quotes_b
+    if pair.a_links_b or pair.b_links_a:
+        return LINKED, False
+    return (SENTENCE_SET_SHARING if kind == PARTIAL else CROSS_SITE_COPY), False
