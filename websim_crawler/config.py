@@ -14,6 +14,7 @@ from typing import Any
 
 from websim_crawler.core.analysis import AnalysisParams
 from websim_crawler.core.params import SettingsLike, params_from_settings
+from websim_crawler.core.similarity.params import SimilarityParams
 
 logger = logging.getLogger(__name__)
 
@@ -23,6 +24,7 @@ class WebsimConfig:
     """Every websim section's parameters; add a section by adding a field here."""
 
     analysis: AnalysisParams = field(default_factory=AnalysisParams)
+    similarity: SimilarityParams = field(default_factory=SimilarityParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:

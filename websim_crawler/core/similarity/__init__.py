@@ -1,0 +1,89 @@
+"""Four-stage web page similarity: layout, text, links and visual (EMD), pure and Scrapy-free."""
+
+from __future__ import annotations
+
+from websim_crawler.core.similarity.compare import (
+    ComparisonReport,
+    PageFeatures,
+    StageResult,
+    compare_pages,
+    features_from_item,
+    page_features,
+)
+from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
+from websim_crawler.core.similarity.layout import (
+    LayoutMatch,
+    tag_comparison,
+    template_comparison,
+)
+from websim_crawler.core.similarity.links import (
+    LinkGraph,
+    SetSimilarity,
+    group_predecessor_similarity,
+    group_successor_similarity,
+    link_similarity,
+    predecessor_similarity,
+    successor_similarity,
+)
+from websim_crawler.core.similarity.pairs import SimilarPairs, find_similar_pairs
+from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.structure import (
+    get_classes,
+    get_pq_grams,
+    get_tags,
+    jaccard_similarity,
+    similarity,
+    structural_similarity,
+    style_similarity,
+)
+from websim_crawler.core.similarity.text import (
+    InverseDocumentFrequency,
+    cosine_similarity,
+    text_similarity,
+)
+from websim_crawler.core.similarity.visual import (
+    ColourSignature,
+    colour_signature,
+    earth_movers_distance,
+    signature_similarity,
+    visual_similarity,
+)
+
+__all__ = [
+    "ColourSignature",
+    "ComparisonReport",
+    "InverseDocumentFrequency",
+    "LayoutMatch",
+    "LinkGraph",
+    "PageFeatures",
+    "ParsedDocument",
+    "SetSimilarity",
+    "SimilarPairs",
+    "SimilarityParams",
+    "StageResult",
+    "colour_signature",
+    "compare_pages",
+    "cosine_similarity",
+    "earth_movers_distance",
+    "features_from_item",
+    "find_similar_pairs",
+    "get_classes",
+    "get_pq_grams",
+    "get_tags",
+    "group_predecessor_similarity",
+    "group_successor_similarity",
+    "jaccard_similarity",
+    "link_similarity",
+    "page_features",
+    "parse_document",
+    "predecessor_similarity",
+    "signature_similarity",
+    "similarity",
+    "structural_similarity",
+    "style_similarity",
+    "successor_similarity",
+    "tag_comparison",
+    "template_comparison",
+    "text_similarity",
+    "visual_similarity",
+]

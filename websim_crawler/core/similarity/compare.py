@@ -1,0 +1,271 @@
+"""Compare two pages in four stages (layout, text, links, visual), as a cascade or in full.
+
+The cascade is the multiplexer of "Web Page Visual Similarity": it stops at the first stage whose
+score is below its threshold. A stage without data (no screenshot, no links on either page, no
+keywords) is skipped and never stops the cascade.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import logging
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from websim_crawler.core.analysis import analyse_page
+from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
+from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
+from websim_crawler.core.similarity.links import link_similarity, normalize_url
+from websim_crawler.core.similarity.params import STAGES, SimilarityParams
+from websim_crawler.core.similarity.structure import (
+    pq_gram_similarity,
+    similarity,
+    structural_similarity,
+)
+from websim_crawler.core.similarity.text import InverseDocumentFrequency, text_similarity
+from websim_crawler.core.similarity.visual import (
+    ColourSignature,
+    colour_signature,
+    signature_similarity,
+)
+from websim_crawler.errors import ConfigError, InputFormatError, PageError
+
+logger = logging.getLogger(__name__)
+
+MODES = ("cascade", "full")
+
+
+@dataclass
+class PageFeatures:
+    """What the four stages need of one page, computed once."""
+
+    url: str | None
+    document: ParsedDocument | None
+    keywords: dict[str, int]
+    links: frozenset[str]
+    signature: ColourSignature | None = None
+    predecessors: frozenset[str] = frozenset()
+    problems: list[str] = field(default_factory=list)
+
+
+def page_features(
+    html: str | bytes | None,
+    *,
+    url: str | None = None,
+    links: list[str] | None = None,
+    keywords: Mapping[str, int] | None = None,
+    screenshot: bytes | None = None,
+    params: SimilarityParams | None = None,
+) -> PageFeatures:
+    """Parse a page once; missing keywords and links are taken from the page analysis.
+
+    An empty page gets no document (layout vertices: 0) and no keywords; an unreadable
+    screenshot gets no signature; each such problem is listed in ``problems``.
+    """
+    params = params or SimilarityParams()
+    problems: list[str] = []
+    document: ParsedDocument | None = None
+    if html:
+        try:
+            document = parse_document(html)
+        except PageError as exc:
+            problems.append(f"html: {exc}")
+    else:
+        problems.append("html: the page is empty")
+    if keywords is None or links is None:
+        analysed_keywords, analysed_links = _analyse(html, url, problems)
+        keywords = analysed_keywords if keywords is None else keywords
+        if links is None:
+            links = analysed_links
+            if document is not None and not links:
+                links = outgoing_links(document.root, url)
+    signature = None
+    if screenshot is not None:
+        try:
+            signature = colour_signature(screenshot, params)
+        except InputFormatError as exc:
+            problems.append(f"screenshot: {exc}")
+    return PageFeatures(
+        url=url,
+        document=document,
+        keywords={str(k): int(v) for k, v in keywords.items()},
+        links=frozenset(normalize_url(link) for link in links),
+        signature=signature,
+        problems=problems,
+    )
+
+
+def _analyse(
+    html: str | bytes | None, url: str | None, problems: list[str]
+) -> tuple[dict[str, int], list[str]]:
+    if not html:
+        return {}, []
+    try:
+        analysis = analyse_page(html, url)
+    except PageError as exc:
+        problems.append(f"analysis: {exc}")
+        return {}, []
+    return dict(analysis.keywords), list(analysis.links)
+
+
+def features_from_item(
+    item: Mapping[str, Any], params: SimilarityParams | None = None
+) -> PageFeatures:
+    """Build features from a crawl item (``html``, ``links``, ``keywords``, ``screenshot``)."""
+    screenshot = item.get("screenshot")
+    png: bytes | None = None
+    problems: list[str] = []
+    if isinstance(screenshot, str) and screenshot:
+        try:
+            png = base64.b64decode(screenshot, validate=True)
+        except (binascii.Error, ValueError):
+            problems.append("screenshot: not valid base64")
+    elif isinstance(screenshot, bytes):
+        png = screenshot
+    keywords = item.get("keywords")
+    links = item.get("links")
+    features = page_features(
+        item.get("html") or None,
+        url=item.get("url"),
+        links=list(links) if isinstance(links, list) else None,
+        keywords=keywords if isinstance(keywords, Mapping) else None,
+        screenshot=png,
+        params=params,
+    )
+    features.problems.extend(problems)
+    return features
+
+
+@dataclass(frozen=True)
+class StageResult:
+    """One stage of a comparison: score, support, threshold and verdict."""
+
+    stage: str
+    score: float | None
+    threshold: float
+    verdict: str  # "similar", "dissimilar", "skipped" (no data) or "not_run" (cascade stopped)
+    support: int
+    detail: str
+
+
+@dataclass(frozen=True)
+class ComparisonReport:
+    """The outcome of ``compare_pages``."""
+
+    url_1: str | None
+    url_2: str | None
+    mode: str
+    verdict: str  # "similar", "dissimilar" or "undetermined" (no stage had data)
+    stopped_at: str | None
+    combined_score: float | None
+    stages: tuple[StageResult, ...]
+
+    def stage(self, name: str) -> StageResult:
+        """Return the result of one stage by name."""
+        for result in self.stages:
+            if result.stage == name:
+                return result
+        raise KeyError(name)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe form."""
+        return asdict(self)
+
+
+def layout_score(
+    first: ParsedDocument | None, second: ParsedDocument | None, params: SimilarityParams
+) -> tuple[float, int, str]:
+    """Return the layout stage's (score, support, detail) with the configured measure."""
+    measure = params.layout_measure
+    if measure == "template":
+        match = template_comparison(
+            first,
+            second,
+            penalty=params.template_penalty,
+            seed_candidates=params.template_seed_candidates,
+        )
+        return match.score, match.vertices, f"template: {match.templates} templates"
+    if measure == "tag":
+        match = tag_comparison(first, second)
+        return match.score, match.vertices, f"tag: {match.matched_pairs} matched pairs"
+    if first is None or second is None:
+        size = sum(len(doc.tags) for doc in (first, second) if doc is not None)
+        return 0.0, size, f"{measure}: empty page"
+    support = len(first.tags) + len(second.tags)
+    if measure == "joint":
+        return similarity(first, second, params.joint_k), support, f"joint k={params.joint_k}"
+    if measure == "pq_gram":
+        return pq_gram_similarity(first, second), support, "pq_gram"
+    return structural_similarity(first, second, measure), support, measure
+
+
+def _stage_score(
+    stage: str,
+    first: PageFeatures,
+    second: PageFeatures,
+    params: SimilarityParams,
+    idf: InverseDocumentFrequency | None,
+) -> tuple[float, int, str]:
+    if stage == "layout":
+        return layout_score(first.document, second.document, params)
+    if stage == "text":
+        support = len(first.keywords.keys() | second.keywords.keys())
+        if not first.keywords or not second.keywords:
+            return 0.0, support if (first.keywords or second.keywords) else 0, "no keywords"
+        score = text_similarity(
+            first.keywords, second.keywords, idf, sublinear_tf=params.sublinear_tf
+        )
+        return score, support, f"{support} distinct keywords"
+    if stage == "links":
+        result = link_similarity(first.links, second.links, first.predecessors, second.predecessors)
+        return result.score, result.support, f"{result.support} links and predecessors"
+    if first.signature is None or second.signature is None:
+        return 0.0, 0, "no screenshot"
+    score = signature_similarity(first.signature, second.signature, params)
+    return score, 1, f"{len(first.signature.weights)}x{len(second.signature.weights)} colours"
+
+
+def compare_pages(
+    first: PageFeatures,
+    second: PageFeatures,
+    mode: str = "cascade",
+    params: SimilarityParams | None = None,
+    idf: InverseDocumentFrequency | None = None,
+) -> ComparisonReport:
+    """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage."""
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
+    params = params or SimilarityParams()
+    weights = dict(zip(STAGES, params.weights(), strict=True))
+    results: list[StageResult] = []
+    stopped_at: str | None = None
+    for stage in STAGES:
+        threshold = params.threshold(stage)
+        if stopped_at is not None:
+            results.append(StageResult(stage, None, threshold, "not_run", 0, "cascade stopped"))
+            continue
+        score, support, detail = _stage_score(stage, first, second, params, idf)
+        if support == 0:
+            results.append(StageResult(stage, None, threshold, "skipped", 0, detail))
+            continue
+        verdict = "similar" if score >= threshold else "dissimilar"
+        results.append(StageResult(stage, score, threshold, verdict, support, detail))
+        if verdict == "dissimilar" and mode == "cascade":
+            stopped_at = stage
+    scored = [r for r in results if r.score is not None and weights[r.stage] > 0]
+    combined = (
+        sum(weights[r.stage] * r.score for r in scored if r.score is not None)
+        / sum(weights[r.stage] for r in scored)
+        if scored
+        else None
+    )
+    judged = [r.verdict for r in results if r.verdict in ("similar", "dissimilar")]
+    verdict = (
+        "undetermined" if not judged else "dissimilar" if "dissimilar" in judged else "similar"
+    )
+    return ComparisonReport(
+        first.url, second.url, mode, verdict, stopped_at, combined, tuple(results)
+    )

@@ -1,0 +1,207 @@
+"""Parse a page once into what every layout measure needs: tags, classes, pq-grams, a vertex tree.
+
+``parse_document`` accepts HTML as ``str`` or ``bytes``, an lxml element or element tree, or an
+already built ``ParsedDocument``; comparing one page with many others then parses it only once.
+The tag labels follow lxml's HTML parser as html-similarity 0.5.0 sees it (comments are
+``comment``, processing instructions ``processing-instruction``), so its values are reproduced.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TypeAlias
+
+import lxml.etree
+import lxml.html
+
+from websim_crawler.core.html import decode_html
+from websim_crawler.errors import PageError
+
+# Elements that are never rendered: left out of the layout vertex tree ("meta tags excluded").
+NON_LAYOUT_TAGS = frozenset(
+    {"head", "meta", "link", "script", "style", "noscript", "template", "base", "title"}
+)
+_STAR = "*"
+_FIRST_CODE_POINT = 0x100
+_SURROGATES = range(0xD800, 0xE000)
+
+
+class _TagAlphabet:
+    """Map each tag label to one character, so tag sequences compare as plain strings."""
+
+    def __init__(self) -> None:
+        self._codes: dict[str, str] = {}
+
+    def encode(self, labels: list[str]) -> str:
+        codes = self._codes
+        out = []
+        for label in labels:
+            code = codes.get(label)
+            if code is None:
+                point = _FIRST_CODE_POINT + len(codes)
+                if point >= _SURROGATES.start:
+                    point += len(_SURROGATES)
+                code = codes[label] = chr(point)
+            out.append(code)
+        return "".join(out)
+
+
+_ALPHABET = _TagAlphabet()
+
+
+def encode_labels(labels: list[str]) -> str:
+    """Encode labels as a string, one character per label, the same character for equal labels."""
+    return _ALPHABET.encode(labels)
+
+
+def node_label(node: lxml.etree._Element) -> str:
+    """Return a node's label: its tag, or ``comment``/``processing-instruction``/``entity``."""
+    if isinstance(node, lxml.etree._Comment):
+        return "comment"
+    if isinstance(node, lxml.etree._ProcessingInstruction):
+        return "processing-instruction"
+    if isinstance(node, lxml.etree._Entity):
+        return "entity"
+    tag = node.tag
+    return tag if isinstance(tag, str) else str(tag)
+
+
+@dataclass(frozen=True)
+class VertexTree:
+    """The rendered elements of a page in document order, as parallel arrays."""
+
+    tags: tuple[str, ...]
+    attributes: tuple[frozenset[str], ...]
+    children: tuple[tuple[int, ...], ...]
+
+    def __len__(self) -> int:
+        return len(self.tags)
+
+
+@dataclass(eq=False)
+class ParsedDocument:
+    """A page parsed once; the features of each layout measure are computed on first use."""
+
+    root: lxml.etree._Element
+    _labels: list[str] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self._labels = [node_label(node) for node in self.root.iter()]
+
+    @property
+    def tags(self) -> list[str]:
+        """The labels of every node in document order (html-similarity's ``get_tags``)."""
+        return list(self._labels)
+
+    @cached_property
+    def tag_string(self) -> str:
+        """The tag sequence as a string, one character per label, for fast sequence measures."""
+        return encode_labels(self._labels)
+
+    @cached_property
+    def classes(self) -> frozenset[str]:
+        """The CSS class names used anywhere in the page."""
+        names: set[str] = set()
+        for element in self.root.iter(lxml.etree.Element):
+            value = element.get("class")
+            if value:
+                names.update(value.split())
+        return frozenset(names)
+
+    @cached_property
+    def pq_grams(self) -> Counter[tuple[str, ...]]:
+        """The (p=2, q=3) pq-gram profile of the tree."""
+        return pq_gram_profile(self.root, 2, 3)
+
+    @cached_property
+    def pq_gram_count(self) -> int:
+        """The number of pq-grams in the profile (a bag size)."""
+        return sum(self.pq_grams.values())
+
+    @cached_property
+    def vertices(self) -> VertexTree:
+        """The rendered element tree used by the tag and template comparison algorithms."""
+        return build_vertex_tree(self.root)
+
+
+Document: TypeAlias = str | bytes | lxml.etree._Element | lxml.etree._ElementTree | ParsedDocument
+
+
+def parse_document(document: Document) -> ParsedDocument:
+    """Return a ``ParsedDocument``; raise ``PageError`` for empty or unparseable input."""
+    if isinstance(document, ParsedDocument):
+        return document
+    if isinstance(document, lxml.etree._ElementTree):
+        root = document.getroot()
+        if root is None:
+            raise PageError("empty", "the document tree has no root element")
+        return ParsedDocument(root)
+    if isinstance(document, lxml.etree._Element):
+        return ParsedDocument(document)
+    if isinstance(document, bytes):
+        text = decode_html(document)
+    elif isinstance(document, str):
+        text = document
+    else:
+        raise TypeError(f"cannot compare a {type(document).__name__} as HTML")
+    if not text.strip():
+        raise PageError("empty", "the page has no content")
+    text = text.lstrip()
+    if text.startswith("<?xml"):
+        # lxml refuses str input that declares its encoding; the declaration says nothing here.
+        text = text.split("?>", 1)[1] if "?>" in text else ""
+    try:
+        root = lxml.etree.fromstring(text, parser=lxml.html.HTMLParser(huge_tree=True))
+    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError) as exc:
+        raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
+    if root is None:
+        raise PageError("empty", "the page has no elements")
+    return ParsedDocument(root)
+
+
+def pq_gram_profile(root: lxml.etree._Element, p: int, q: int) -> Counter[tuple[str, ...]]:
+    """Return the pq-gram bag of a tree (Augsten, Boehlen and Gamper, "Approximate Matching of
+    Hierarchical Data Using pq-Grams", 2005).
+
+    Each gram is ``(node, p-1 ancestors nearest first, q-wide window of child labels)`` with
+    ``*`` padding; a leaf has one gram with an all-``*`` window.
+    """
+    grams: Counter[tuple[str, ...]] = Counter()
+    stars = (_STAR,) * (q - 1)
+    pending: list[tuple[lxml.etree._Element, tuple[str, ...]]] = [(root, (_STAR,) * (p - 1))]
+    while pending:
+        node, ancestors = pending.pop()
+        label = node_label(node)
+        children = list(node)
+        stem = (label, *ancestors)
+        if not children:
+            grams[(*stem, *stars, _STAR)] += 1
+            continue
+        window = [*stars, *(node_label(child) for child in children), *stars]
+        for start in range(len(children) + q - 1):
+            grams[(*stem, *window[start : start + q])] += 1
+        child_ancestors = stem[: p - 1]
+        pending.extend((child, child_ancestors) for child in children)
+    return grams
+
+
+def build_vertex_tree(root: lxml.etree._Element) -> VertexTree:
+    """Flatten the rendered elements (no comments, meta tags or their subtrees) in preorder."""
+    tags: list[str] = []
+    attributes: list[frozenset[str]] = []
+    children: list[list[int]] = []
+    pending: list[tuple[lxml.etree._Element, int]] = [(root, -1)]
+    while pending:
+        element, parent = pending.pop()
+        if not isinstance(element.tag, str) or element.tag in NON_LAYOUT_TAGS:
+            continue
+        index = len(tags)
+        tags.append(element.tag)
+        attributes.append(frozenset(element.attrib.keys()))
+        children.append([])
+        if parent >= 0:
+            children[parent].append(index)
+        pending.extend((child, index) for child in reversed(element))
+    return VertexTree(tuple(tags), tuple(attributes), tuple(tuple(c) for c in children))
