@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websim_crawler.core.analysis import AnalysisParams
+from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.params import SettingsLike, params_from_settings
 from websim_crawler.core.similarity.params import SimilarityParams
 
@@ -25,6 +26,7 @@ class WebsimConfig:
 
     analysis: AnalysisParams = field(default_factory=AnalysisParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
+    neardup: NeardupParams = field(default_factory=NeardupParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:

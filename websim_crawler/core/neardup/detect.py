@@ -124,7 +124,7 @@ def report_stats(
     classes = Counter(pair.pair_class for pair in pairs)
     relations = Counter(pair.relation for pair in pairs)
     sentences = {"page_entries": index_stats.entries}
-    if method == "exact":  # the sketch of the minhash method knows no exact sentence counts
+    if method != "minhash":  # the sketch of the minhash method knows no exact sentence counts
         sentences |= {
             "distinct": index_stats.distinct_sentences,
             "frequent_ignored": index_stats.frequent_sentences,
@@ -134,7 +134,7 @@ def report_stats(
         "method": method,
         "pages": dict(pages),
         "sentences": sentences,
-        "pair_entries" if method == "exact" else "candidates_checked": index_stats.pair_entries,
+        "candidates_checked" if method == "minhash" else "pair_entries": index_stats.pair_entries,
         "pairs": len(pairs),
         "classes": {name: classes.get(name, 0) for name in CLASSES},
         "relations": {name: relations.get(name, 0) for name in RELATIONS},
@@ -154,8 +154,9 @@ class NearDuplicateFinder:
     ``close`` removes; use the finder as a context manager.
     """
 
-    def __init__(self, params: NeardupParams | None = None) -> None:
+    def __init__(self, params: NeardupParams | None = None, *, html_field: str = "html") -> None:
         self.params = params or NeardupParams()
+        self.html_field = html_field
         self._folder = tempfile.TemporaryDirectory(
             prefix="websim-neardup-", dir=self.params.spill_dir
         )
@@ -194,27 +195,27 @@ class NearDuplicateFinder:
     ) -> None:
         self.close()
 
-    def add_item(self, item: Mapping[str, Any]) -> bool:
-        """Add a crawl item; a page that cannot be read is counted as dropped, by reason."""
+    def add_item(self, item: Mapping[str, Any]) -> str | None:
+        """Add a crawl item; return why it was dropped (counted by reason), or None if indexed."""
         try:
-            page = page_sentences(item, self.params)
+            page = page_sentences(item, self.params, html_field=self.html_field)
         except PageError as exc:
             self.pages_seen += 1
             self.dropped[exc.reason] += 1
             logger.debug("page dropped (%s): %s", exc.reason, exc)
-            return False
+            return exc.reason
         return self.add_page(page)
 
-    def add_page(self, page: PageSentences) -> bool:
+    def add_page(self, page: PageSentences) -> str | None:
         """Add an extracted page; a URL seen before is dropped as ``duplicate_url``."""
         self.pages_seen += 1
         key = url_hash(page.url)
         if key in self._url_hashes:
             self.dropped["duplicate_url"] += 1
-            return False
+            return "duplicate_url"
         self._url_hashes.add(key)
         self.index.add(page)
-        return True
+        return None
 
     def finish(self) -> NeardupReport:
         """Finish the index and return the classified pairs with the run's stats."""

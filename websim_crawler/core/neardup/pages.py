@@ -37,11 +37,13 @@ def page_sentences(
     item: Mapping[str, Any],
     params: NeardupParams,
     analysis_params: AnalysisParams = CHUNKS_ONLY,
+    *,
+    html_field: str = "html",
 ) -> PageSentences:
     """Extract a crawl item's content-region sentences; ``PageError`` says why a page cannot be.
 
     Items that went through the analysis pipeline carry ``chunks`` and are not parsed again;
-    others are analysed from their ``html``.
+    others are analysed from their HTML (in ``html_field``).
     """
     url = item.get("url")
     if not isinstance(url, str) or not url.strip():
@@ -49,7 +51,7 @@ def page_sentences(
     chunks = item.get("chunks")
     raw_links = item.get("links")
     if not isinstance(chunks, list) or not chunks:
-        html = item.get("html")
+        html = item.get(html_field)
         if not isinstance(html, (str, bytes)) or not html.strip():
             raise PageError("no_html", f"{url}: the item has neither chunks nor html")
         analysis = analyse_page(html, url, params=analysis_params)
