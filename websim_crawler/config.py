@@ -13,18 +13,42 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websim_crawler.core.analysis import AnalysisParams
+from websim_crawler.core.clustering.job import ClusteringParams
+from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
-from websim_crawler.core.params import SettingsLike, params_from_settings
+from websim_crawler.core.params import SettingsLike, params_from_settings, setting, validate
 from websim_crawler.core.similarity.params import SimilarityParams
 
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class ItemFieldParams:
+    """Which item fields the pipelines read and how much they write back."""
+
+    html_field: str = setting("html", "WEBSIM_HTML_FIELD", "item field that holds the page HTML")
+    chunk_detail: str = setting(
+        "full",
+        "WEBSIM_CHUNK_DETAIL",
+        "chunks written to items: full (every chunk), main (main-content chunks) or none",
+        choices=("full", "main", "none"),
+    )
+    drop_html: bool = setting(
+        False, "WEBSIM_DROP_HTML", "remove the HTML from items once analysed (smaller feeds)"
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+
+@dataclass(frozen=True)
 class WebsimConfig:
     """Every websim section's parameters; add a section by adding a field here."""
 
+    items: ItemFieldParams = field(default_factory=ItemFieldParams)
     analysis: AnalysisParams = field(default_factory=AnalysisParams)
+    crawl: CrawlParams = field(default_factory=CrawlParams)
+    clustering: ClusteringParams = field(default_factory=ClusteringParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
 
@@ -37,3 +61,14 @@ class WebsimConfig:
             for section in dataclasses.fields(cls)
         }
         return cls(**sections)
+
+    def changed_settings(self) -> dict[str, Any]:
+        """Return the settings whose effective value differs from the default (for the log)."""
+        changed: dict[str, Any] = {}
+        for section in dataclasses.fields(self):
+            params = getattr(self, section.name)
+            for item in dataclasses.fields(params):
+                value = getattr(params, item.name)
+                if "setting" in item.metadata and value != item.default:
+                    changed[item.metadata["setting"]] = value
+        return changed

@@ -38,6 +38,7 @@ from websim_crawler.core.site_memory import SiteTemplateMemory, chunk_fingerprin
 from websim_crawler.errors import PageError
 
 KEPT, NOISE, DUPLICATE, CONTAINER = "kept", "noise", "duplicate", "container"
+_DUPLICATE_BLOCK_ROWS = 512
 
 
 @dataclass(frozen=True)
@@ -428,18 +429,34 @@ def keyword_matrix(
 
 def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
     """Of chunks whose keyword cosine is at or above the threshold, keep the first."""
-    candidates = [leaf for leaf in leaves if leaf.fate == KEPT and leaf.keywords]
-    if len(candidates) < 2:
+    first_of: dict[frozenset[tuple[str, int]], _Leaf] = {}
+    distinct: list[_Leaf] = []
+    for leaf in leaves:
+        if leaf.fate != KEPT or not leaf.keywords:
+            continue
+        key = frozenset(leaf.keywords.items())
+        original = first_of.setdefault(key, leaf)
+        if original is leaf:
+            distinct.append(leaf)
+        else:  # identical keyword vectors: cosine 1
+            leaf.fate, leaf.reason = DUPLICATE, f"cosine:{original.segment.chunk_id}"
+    if len(distinct) < 2 or threshold > 1.0:
         return
-    matrix = keyword_matrix([leaf.keywords for leaf in candidates])
-    similarity = (matrix @ matrix.T).tocsr()
-    for j in range(len(candidates)):
-        row = similarity.getrow(j)
-        for i, value in zip(row.indices, row.data, strict=True):
-            if i < j and value >= threshold - 1e-9 and candidates[i].fate == KEPT:
-                candidates[j].fate = DUPLICATE
-                candidates[j].reason = f"cosine:{candidates[i].segment.chunk_id}"
-                break
+    matrix = keyword_matrix([leaf.keywords for leaf in distinct])
+    transposed = matrix.T.tocsc()
+    for start in range(0, len(distinct), _DUPLICATE_BLOCK_ROWS):
+        block = (matrix[start : start + _DUPLICATE_BLOCK_ROWS] @ transposed).tocoo()
+        hits = (block.data >= threshold - 1e-9) & (block.col < block.row + start)
+        rows, cols = block.row[hits] + start, block.col[hits]
+        ordered = np.lexsort((cols, rows))
+        matches: dict[int, list[int]] = {}
+        for row, col in zip(rows[ordered].tolist(), cols[ordered].tolist(), strict=True):
+            matches.setdefault(row, []).append(col)
+        for j, earlier in matches.items():
+            original = next((i for i in earlier if distinct[i].fate == KEPT), None)
+            if original is not None:
+                distinct[j].fate = DUPLICATE
+                distinct[j].reason = f"cosine:{distinct[original].segment.chunk_id}"
 
 
 def _site_of(url: str | None) -> str:

@@ -34,6 +34,27 @@ INVISIBLE_TAGS = (
 _BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b")
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _MAX_REPLACEMENT_RATIO = 0.001
+MAX_NESTING = 1000
+_TAG_RE = re.compile(r"<(/?)([a-zA-Z][\w:-]*)(?:\s[^>]*?)?(/?)>")
+_VOID_TAGS = frozenset(
+    [
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    ]
+)
+_TOO_DEEP: lxml.html.HtmlElement = lxml.html.HtmlElement()
 _SNIFF_BYTES = 4096
 
 
@@ -81,6 +102,16 @@ def parse_html(
     text = _XML_DECLARATION_RE.sub("", text, count=1).replace("\x00", "")
     if not text.strip():
         raise PageError("empty", "the page has no content")
+    root = _parse_text(text)
+    if root is _TOO_DEEP:
+        # libxml2 silently drops what lies deeper than its nesting limit: flatten and retry.
+        root = _parse_text(flatten_deep_nesting(text, MAX_NESTING))
+    if root is None:
+        raise PageError("unparseable", "the page cannot be parsed as HTML")
+    return root
+
+
+def _parse_text(text: str) -> lxml.html.HtmlElement:
     parser = lxml.html.HTMLParser(
         remove_comments=True, remove_pis=True, huge_tree=True, recover=True
     )
@@ -88,9 +119,32 @@ def parse_html(
         root = lxml.html.document_fromstring(text, parser=parser)
     except (lxml.etree.ParserError, ValueError) as exc:
         raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
-    if root is None:
-        raise PageError("unparseable", "the page cannot be parsed as HTML")
+    if any("Excessive depth" in error.message for error in parser.error_log):
+        return _TOO_DEEP
     return root
+
+
+def flatten_deep_nesting(text: str, max_depth: int) -> str:
+    """Remove the tags nested deeper than ``max_depth`` (their text stays where it was)."""
+    pieces: list[str] = []
+    stack: list[tuple[str, bool]] = []
+    position = 0
+    for match in _TAG_RE.finditer(text):
+        closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
+        keep = True
+        if not closing and not self_closing and name not in _VOID_TAGS:
+            keep = len(stack) < max_depth
+            stack.append((name, keep))
+        elif closing and any(open_name == name for open_name, _kept in stack):
+            while stack:
+                open_name, keep = stack.pop()
+                if open_name == name:
+                    break
+        if not keep:
+            pieces.append(text[position : match.start()])
+            position = match.end()
+    pieces.append(text[position:])
+    return "".join(pieces)
 
 
 def page_title(root: lxml.html.HtmlElement) -> str:

@@ -156,6 +156,7 @@ class _Builder:
         if not text.strip() and self.stack[-1].chunk_id not in self.runs:
             return  # white space between containers opens no chunk
         run = self._current_run()
+        text = text.replace("\n", " ")  # source line breaks are spaces; blocks break lines
         run.text_parts.append(text)
         if self.link_depth:
             run.link_parts.append(text)

@@ -1,0 +1,283 @@
+"""The paper's formulas and the page analysis on hand-made pages (values checked by hand)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+
+from websim_crawler.core.analysis import (
+    AnalysisParams,
+    analyse_page,
+    box_position_ratio,
+    chunk_weight,
+    hyperlink_percentage,
+    interval_position_ratio,
+    keyword_frequency_score,
+    noise_score,
+    position_feature,
+    title_word_relevancy,
+)
+from websim_crawler.core.site_memory import SiteTemplateMemory
+from websim_crawler.errors import ConfigError, PageError
+
+ARTICLE_PAGE = """<html><head><title>Fuzzy clustering of web pages</title></head><body>
+<div id="header"><a href="/">Home</a> <a href="/about">About us</a> <a href="/c">Contact</a></div>
+<div id="main">
+  <div><h1>Fuzzy clustering of web pages</h1></div>
+  <div><p>Fuzzy clustering assigns every web page a membership in every cluster.
+     Pages about clustering share keywords.</p></div>
+  <div><p>The fuzzy c-means algorithm minimises a weighted objective over pages.</p></div>
+  <div><a href="/share">Share</a></div>
+</div>
+<div id="ads"><img src="a.png"><img src="b.png"></div>
+</body></html>"""
+
+
+def test_hyperlink_percentage_is_link_keywords_over_keywords() -> None:
+    assert hyperlink_percentage(3, 12) == 0.25
+    assert hyperlink_percentage(4, 4) == 1.0
+    assert hyperlink_percentage(0, 0) == 0.0
+    assert hyperlink_percentage(2, 0) == 1.0
+
+
+def test_noise_score_is_chunk_images_over_page_images() -> None:
+    assert noise_score(2, 8) == 0.25
+    assert noise_score(0, 0) == 0.0
+
+
+def test_title_word_relevancy_sums_title_keyword_frequencies() -> None:
+    chunk = Counter({"fuzzi": 2, "cluster": 3, "page": 1})
+    # (2 + 3 + 0) / 3 title keywords
+    assert title_word_relevancy(chunk, ["fuzzi", "cluster", "web"]) == pytest.approx(5 / 3)
+    assert title_word_relevancy(chunk, []) == 0.0
+
+
+def test_keyword_frequency_sums_top_k_over_keyword_count() -> None:
+    chunk = Counter({"a": 5, "b": 3, "c": 1, "d": 1})
+    assert keyword_frequency_score(chunk, 2) == pytest.approx(8 / 10)
+    assert keyword_frequency_score(chunk, 10) == 1.0
+    assert keyword_frequency_score(Counter(), 5) == 0.0
+
+
+def test_position_feature_thresholds_ratio() -> None:
+    assert position_feature(0.7, 0.7) == 1
+    assert position_feature(0.69, 0.7) == 0
+
+
+def test_chunk_weight_combines_alpha_beta_gamma() -> None:
+    params = AnalysisParams(title_weight=0.5, frequency_weight=0.25, position_weight=0.25)
+    assert chunk_weight(2.0, 0.8, 1, params) == pytest.approx(0.5 * 2 + 0.25 * 0.8 + 0.25)
+
+
+def test_dom_position_ratio_is_share_inside_central_band() -> None:
+    # page of 100 chars, margin 0.1 -> band [10, 90)
+    assert interval_position_ratio(0, 10, 100, 0.1) == 0.0
+    assert interval_position_ratio(20, 60, 100, 0.1) == 1.0
+    assert interval_position_ratio(80, 100, 100, 0.1) == pytest.approx(0.5)
+    assert interval_position_ratio(5, 5, 100, 0.1) == 0.0
+
+
+def test_box_position_ratio_uses_rendered_geometry() -> None:
+    page = (1000.0, 2000.0)  # central region x 100..900, y 200..1800
+    assert box_position_ratio((200, 400, 600, 800), page, 0.1) == 1.0
+    assert box_position_ratio((0, 0, 1000, 100), page, 0.1) == 0.0
+    assert box_position_ratio((0, 400, 200, 100), page, 0.1) == pytest.approx(0.5)
+
+
+def test_article_page_keeps_main_chunk_and_removes_noise() -> None:
+    analysis = analyse_page(ARTICLE_PAGE, "http://example.com/a")
+    by_text = {chunk.text: chunk for chunk in analysis.chunks if chunk.text}
+    nav = by_text["Home About us Contact"]
+    assert nav.fate == "noise" and nav.reason == "hyperlink_percentage"
+    assert nav.hyperlink_percentage == 1.0
+    share = by_text["Share"]
+    assert share.fate == "noise"
+    ads = next(chunk for chunk in analysis.chunks if chunk.n_images == 2)
+    assert ads.noise_score == 1.0 and ads.fate == "noise" and ads.reason == "noise_score"
+    assert analysis.title == "Fuzzy clustering of web pages"
+    assert analysis.language == "en"
+    assert analysis.main_chunk_ids == ("C2",)
+    assert analysis.main_text.splitlines() == [
+        "Fuzzy clustering of web pages",
+        "Fuzzy clustering assigns every web page a membership in every cluster. "
+        "Pages about clustering share keywords.",
+        "The fuzzy c-means algorithm minimises a weighted objective over pages.",
+    ]
+    assert analysis.keywords["cluster"] == 4
+    assert analysis.keywords["fuzzi"] == 3
+    assert "home" not in analysis.keywords
+    assert analysis.links == (
+        "http://example.com/",
+        "http://example.com/about",
+        "http://example.com/c",
+        "http://example.com/share",
+    )
+
+
+def test_article_chunk_weights_follow_the_formula() -> None:
+    analysis = analyse_page(ARTICLE_PAGE, "http://example.com/a")
+    heading = next(c for c in analysis.chunks if c.text == "Fuzzy clustering of web pages")
+    # title keywords: fuzzi, cluster, web, page -> each once in the heading: T_K = 4/4 = 1
+    assert heading.title_word_relevancy == 1.0
+    # 4 keywords, top-5 sum = 4 -> K_f = 1
+    assert heading.keyword_frequency == 1.0
+    assert heading.weight == pytest.approx(0.4 * 1 + 0.3 * 1 + 0.3 * heading.position_feature)
+    main = next(c for c in analysis.chunks if c.chunk_id == "C2")
+    kept = [c for c in analysis.chunks if c.parent_id == "C2" and c.fate == "kept"]
+    assert main.fate == "container"
+    assert main.weight == pytest.approx(sum(c.weight for c in kept), abs=1e-5)
+
+
+def test_hierarchy_ids_and_rules() -> None:
+    page = """<html><body>loose intro text here
+    <div><div>first leaf words</div><div>second leaf words</div></div>
+    <main><p>html5 main element words</p></main>
+    <table><tr><td>table cell words</td></tr></table></body></html>"""
+    analysis = analyse_page(page)
+    rules = {chunk.chunk_id: chunk.rule for chunk in analysis.chunks}
+    assert rules == {
+        "C0": "body",
+        "C1": "loose-text",
+        "C2": "div-main",
+        "C2.1": "div-leaf",
+        "C2.2": "div-leaf",
+        "C3": "html5",
+        "C4": "table-cell",
+    }
+    texts = {chunk.chunk_id: chunk.text for chunk in analysis.chunks}
+    assert texts["C1"] == "loose intro text here"
+    assert texts["C4"] == "table cell words"
+
+
+def test_duplicate_chunks_within_a_page_keep_the_first() -> None:
+    page = """<html><body><div>
+    <div>Solar panels convert sunlight into electricity for homes.</div>
+    <div>Wind turbines produce power on windy hills near the coast.</div>
+    <div>Solar panels convert sunlight into electricity for homes!</div>
+    </div></body></html>"""
+    analysis = analyse_page(page)
+    leaves = [c for c in analysis.chunks if c.fate != "container"]
+    assert [c.fate for c in leaves] == ["kept", "kept", "duplicate"]
+    assert leaves[2].reason == f"cosine:{leaves[0].chunk_id}"
+    off = analyse_page(page, params=AnalysisParams(duplicate_filter=False))
+    assert [c.fate for c in off.chunks if c.fate != "container"] == ["kept"] * 3
+
+
+def test_site_template_chunks_are_duplicates_after_min_pages() -> None:
+    memory = SiteTemplateMemory(min_pages=2)
+    fates = []
+    for number in range(4):
+        page = f"""<html><body><div>
+        <div>Visit our friendly store for gardening tools and seeds.</div>
+        <div>Record {number} describes tomato variety number {number} grown in pots.</div>
+        </div></body></html>"""
+        analysis = analyse_page(page, f"http://shop.example/r{number}", site_memory=memory)
+        template = next(c for c in analysis.chunks if c.text.startswith("Visit"))
+        fates.append((template.fate, template.reason))
+    assert fates[:2] == [("kept", ""), ("kept", "")]
+    assert fates[2:] == [("duplicate", "site_template")] * 2
+
+
+def test_noise_filter_switch_keeps_everything() -> None:
+    analysis = analyse_page(ARTICLE_PAGE, params=AnalysisParams(noise_filter=False))
+    assert all(c.fate in ("kept", "container") for c in analysis.chunks)
+
+
+def test_text_outside_divs_and_scripts_is_handled() -> None:
+    page = """<html><body><script>var secret = 1;</script><style>p{}</style>
+    <p>Plain paragraph text about volcano eruptions and lava flows.</p>
+    <form><input type="hidden" value="token123"><input name="q"></form></body></html>"""
+    analysis = analyse_page(page)
+    assert "volcano" in analysis.main_text
+    assert "secret" not in json.dumps(analysis.to_dict())
+    assert "token123" not in json.dumps(analysis.to_dict())
+
+
+def test_japanese_page_yields_keywords() -> None:
+    page = """<html lang="ja"><head><title>東京の天気</title></head><body><div>
+    <p>東京の天気は晴れです。明日は雨が降るでしょう。気温は二十度です。</p></div></body></html>"""
+    analysis = analyse_page(page)
+    assert analysis.language == "ja"
+    assert analysis.keywords.get("東京", 0) >= 1
+    assert "晴れ" in analysis.main_text
+
+
+def test_german_page_uses_german_stems() -> None:
+    page = """<html><head><title>Wohnungsbau</title></head><body><div><p>
+    Die Bundesregierung hat neue Regeln für den Wohnungsbau beschlossen. Die Regeln gelten
+    für alle neuen Wohnungen in den Städten und sollen das Bauen billiger machen.</p>
+    </div></body></html>"""
+    analysis = analyse_page(page)
+    assert analysis.language == "de"
+    assert "wohnung" in analysis.keywords and "die" not in analysis.keywords
+
+
+def test_to_dict_is_json_serialisable() -> None:
+    data = analyse_page(ARTICLE_PAGE, "http://example.com/a").to_dict()
+    again = json.loads(json.dumps(data))
+    assert again["title"] == "Fuzzy clustering of web pages"
+    assert {"chunk_id", "fate", "weight", "hyperlink_percentage"} <= set(again["chunks"][0])
+
+
+@pytest.mark.parametrize(
+    ("page", "reason"),
+    [
+        (b"", "empty"),
+        (b"   \n\t ", "empty"),
+        (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj", "binary"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "binary"),
+        (b"GIF89a\x01\x00\x01\x00\x00\x00\x00", "binary"),
+    ],
+)
+def test_bad_pages_raise_page_error_with_reason(page: bytes, reason: str) -> None:
+    with pytest.raises(PageError) as caught:
+        analyse_page(page)
+    assert caught.value.reason == reason
+
+
+def test_too_large_page_is_refused() -> None:
+    with pytest.raises(PageError) as caught:
+        analyse_page("<p>x</p>" * 100, params=AnalysisParams(max_page_bytes=100))
+    assert caught.value.reason == "too_large"
+
+
+def test_twenty_megabyte_page_is_analysed() -> None:
+    paragraph = "<div><p>Large pages still carry sentences about rivers and mountains.</p></div>"
+    page = ("<html><body>" + paragraph * (20_000_000 // len(paragraph)) + "</body></html>").encode()
+    assert len(page) >= 19_900_000
+    analysis = analyse_page(page)
+    assert analysis.keywords["river"] >= 1
+
+
+def test_deeply_nested_page_is_analysed() -> None:
+    depth = 5000
+    page = "<html><body>" + "<div>" * depth + "deep words inside" + "</div>" * depth + "</body>"
+    analysis = analyse_page(page)
+    assert analysis.main_text == "deep words inside"
+    assert max(chunk.depth for chunk in analysis.chunks) >= 500
+
+
+def test_wrong_and_missing_charset_decode_right() -> None:
+    text = "Größere Häuser für Familien in München und Köln sind teurer geworden."
+    latin1 = f"<html><head><meta charset='utf-8'></head><body><p>{text}</p></body></html>"
+    analysis = analyse_page(latin1.encode("cp1252"))
+    assert "München" in analysis.main_text
+    undeclared = f"<html><body><p>{text} {text}</p></body></html>".encode("cp1252")
+    assert "Köln" in analyse_page(undeclared).main_text
+    assert "Köln" in analyse_page(undeclared, encoding="cp1252").main_text
+
+
+def test_page_without_div_title_or_text() -> None:
+    no_div = analyse_page("<html><body><p>Only a paragraph of words here.</p></body></html>")
+    assert no_div.title == "" and no_div.main_text == "Only a paragraph of words here."
+    no_text = analyse_page("<html><body><div><img src='x.png'></div></body></html>")
+    assert no_text.main_text == "" and no_text.keywords == {}
+
+
+def test_params_are_validated() -> None:
+    with pytest.raises(ConfigError, match="WEBSIM_HYPERLINK_THRESHOLD"):
+        AnalysisParams(hyperlink_threshold=1.5)
+    with pytest.raises(ConfigError, match="WEBSIM_TOP_KEYWORDS"):
+        AnalysisParams(top_keywords=0)
