@@ -194,10 +194,19 @@ class DocumentCollector:
         self.documents: list[Document] = []
         self._seen_urls: set[str] = set()
 
+    def selects(self, kind: Any) -> bool:
+        """Tell whether pages of this item kind are clustered."""
+        return self.kinds is None or kind in self.kinds
+
+    def reject(self, reason: str) -> None:
+        """Count one page left out before it reached ``add`` (its analysis failed, say)."""
+        self.report.pages += 1
+        self.report.skip(reason)
+
     def add(self, url: Any, kind: Any, keywords: Any) -> bool:
         """Offer one page; return whether it was kept (a skip is counted by reason)."""
         self.report.pages += 1
-        if self.kinds is not None and kind not in self.kinds:
+        if not self.selects(kind):
             self.report.skip("other_kind")
             return False
         if not isinstance(url, str) or not url:
@@ -250,6 +259,8 @@ class ClusteringResult:
     @property
     def labels(self) -> NDArray[np.intp]:
         """The cluster of largest membership of each document."""
+        if self.membership.shape[1] == 0:
+            return np.zeros(self.membership.shape[0], dtype=np.intp)
         return np.asarray(self.membership.argmax(axis=1))
 
 
