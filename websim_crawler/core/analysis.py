@@ -453,10 +453,10 @@ def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
         for row, col in zip(rows[ordered].tolist(), cols[ordered].tolist(), strict=True):
             matches.setdefault(row, []).append(col)
         for j, earlier in matches.items():
-            original = next((i for i in earlier if distinct[i].fate == KEPT), None)
-            if original is not None:
+            kept_index = next((i for i in earlier if distinct[i].fate == KEPT), None)
+            if kept_index is not None:
                 distinct[j].fate = DUPLICATE
-                distinct[j].reason = f"cosine:{distinct[original].segment.chunk_id}"
+                distinct[j].reason = f"cosine:{distinct[kept_index].segment.chunk_id}"
 
 
 def _site_of(url: str | None) -> str:
