@@ -1,0 +1,96 @@
+"""The clustering pipeline: collect each page's keywords, cluster them when the crawl closes.
+
+Enabled by ``WEBSIM_CLUSTERS_OUTPUT``; place it after ``PageAnalysisPipeline`` (which writes the
+``keywords`` it reads). The clustering runs in a thread so the reactor keeps serving.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from itemadapter import ItemAdapter
+from scrapy.crawler import Crawler
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.threads import deferToThread
+
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.clustering import (
+    ClusteringParams,
+    ClusteringResult,
+    DocumentCollector,
+    build_report,
+    cluster_documents,
+    render_html,
+)
+from websim_crawler.core.io import atomic_write_json, atomic_write_text
+from websim_crawler.errors import WebsimError
+
+logger = logging.getLogger(__name__)
+
+
+class ClusteringPipeline:
+    """Buffer (url, kind, keywords) of each item; write the clusters report at the end."""
+
+    def __init__(self, crawler: Crawler, params: ClusteringParams) -> None:
+        self.crawler = crawler
+        self.params = params
+        self.collector = DocumentCollector(params.kind)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ClusteringPipeline:
+        """Build the pipeline; ``NotConfigured`` unless ``WEBSIM_CLUSTERS_OUTPUT`` is set."""
+        params = WebsimConfig.from_settings(crawler.settings).clustering
+        if not params.output:
+            raise NotConfigured("WEBSIM_CLUSTERS_OUTPUT is not set")
+        logger.info(
+            "websim clustering enabled: %s pages -> %s%s",
+            params.kind,
+            params.output,
+            f" and {params.html_output}" if params.html_output else "",
+        )
+        return cls(crawler, params)
+
+    def process_item(self, item: Any) -> Any:
+        """Remember the item's URL, kind and keywords; the item passes on unchanged."""
+        adapter = ItemAdapter(item)
+        kept = self.collector.add(adapter.get("url"), adapter.get("kind"), adapter.get("keywords"))
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(
+            "websim/cluster/pages/kept" if kept else "websim/cluster/pages/skipped"
+        )
+        return item
+
+    async def close_spider(self) -> None:
+        """Cluster the collected pages in a thread and write the report files atomically."""
+        stats = self.crawler.stats
+        assert stats is not None
+        try:
+            result: ClusteringResult = await maybe_deferred_to_future(
+                deferToThread(self._cluster_and_write)
+            )
+        except (WebsimError, OSError) as exc:
+            stats.inc_value("websim/cluster/failed")
+            logger.error("websim clustering failed, %s not written: %s", self.params.output, exc)
+            return
+        for reason, count in result.input_report.skipped.items():
+            stats.set_value(f"websim/cluster/skipped/{reason}", count)
+        stats.set_value("websim/cluster/documents", len(result.documents))
+        stats.set_value("websim/cluster/n_clusters", result.n_clusters)
+        if "n_iter" in result.validity:
+            stats.set_value("websim/cluster/n_iter", result.validity["n_iter"])
+        logger.info(
+            "websim clustering: %d page(s) in %d cluster(s) written to %s",
+            len(result.documents),
+            result.n_clusters,
+            self.params.output,
+        )
+
+    def _cluster_and_write(self) -> ClusteringResult:
+        result = cluster_documents(self.collector.documents, self.params, self.collector.report)
+        assert self.params.output is not None
+        atomic_write_json(self.params.output, build_report(result))
+        if self.params.html_output:
+            atomic_write_text(self.params.html_output, render_html(result))
+        return result
