@@ -1,0 +1,383 @@
+"""Main-content extraction quality and speed: websim's page analysis vs trafilatura and readability.
+
+Two data sets, read from ``../shared/datasets`` (never copied into the repository):
+
+* ``article-extraction-benchmark`` (181 pages): token-level precision/recall/F1 of the extracted
+  text against the human ``articleBody``, as that benchmark's own ``evaluate.py`` defines it:
+  ``\\w+`` tokens, 4-token shingles, per page tp/fp/fn over the shingle multisets normalised to sum
+  1, precision = mean over pages with tp+fp > 0, recall = mean over pages with tp+fn > 0,
+  F1 = 2PR/(P+R) of those means.
+* ``trafilatura-eval`` (990 pages, unpacked once into ``--cache-dir``): per page, each "with"
+  segment found in the output (white space normalised) is a true positive, else a false negative;
+  each "without" segment found is a false positive, else a true negative; P/R/F1 over the totals.
+
+Speed is pages per second of CPU time of this process (``time.process_time``), which the other
+jobs on a shared machine disturb less than wall time; wall time is printed too. Every extractor
+gets the page bytes and decodes them itself.
+
+Usage::
+
+    .venv/bin/python benchmarks/extraction.py               # both sets, all extractors
+    .venv/bin/python benchmarks/extraction.py --limit 100   # first 100 pages of each set
+    .venv/bin/python benchmarks/extraction.py --ablation    # also websim with each step off/on
+    .venv/bin/python benchmarks/extraction.py --check-metric  # score the stored outputs
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import re
+import sys
+import tarfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import lxml.etree
+import lxml.html
+
+from websim_crawler.core.analysis import AnalysisParams, analyse_page
+from websim_crawler.core.segment import BLOCK_TAGS
+from websim_crawler.errors import WebsimError
+
+DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+AEB_DIR = DATASETS / "article-extraction-benchmark"
+TRAFILATURA_EVAL_TARBALL = DATASETS / "trafilatura-eval" / "trafilatura-eval.tar.xz"
+DEFAULT_CACHE = Path("/tmp/websim-bench-cache")
+_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+_SPACE_RE = re.compile(r"\s+")
+
+Extractor = Callable[[bytes], str]
+
+
+# --- metrics ----------------------------------------------------------------------------------
+
+
+def shingles(text: str, size: int = 4) -> Counter[str]:
+    """Return the multiset of ``size``-token shingles (one shingle when the text is shorter)."""
+    tokens = _TOKEN_RE.findall(text or "")
+    count = max(1, len(tokens) - size + 1)
+    return Counter(shingle for i in range(count) if (shingle := " ".join(tokens[i : i + size])))
+
+
+def shingle_match(truth: str, predicted: str) -> tuple[float, float, float]:
+    """Return the page's (tp, fp, fn) over shingle multisets, normalised to sum 1."""
+    true_shingles, predicted_shingles = shingles(truth), shingles(predicted)
+    tp = fp = fn = 0.0
+    for key in true_shingles.keys() | predicted_shingles.keys():
+        true_count, predicted_count = true_shingles[key], predicted_shingles[key]
+        tp += min(true_count, predicted_count)
+        fp += max(0, predicted_count - true_count)
+        fn += max(0, true_count - predicted_count)
+    total = tp + fp + fn
+    return (tp / total, fp / total, fn / total) if total > 0 else (tp, fp, fn)
+
+
+def article_scores(pairs: Sequence[tuple[str, str]]) -> tuple[float, float, float]:
+    """Return (precision, recall, F1) of (truth, predicted) pairs, as the benchmark defines it."""
+    counts = [shingle_match(truth, predicted) for truth, predicted in pairs]
+    precisions = [tp / (tp + fp) for tp, fp, _fn in counts if tp + fp > 0]
+    recalls = [tp / (tp + fn) for tp, _fp, fn in counts if tp + fn > 0]
+    precision = sum(precisions) / len(precisions) if precisions else 0.0
+    recall = sum(recalls) / len(recalls) if recalls else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return precision, recall, f1
+
+
+def normalise_space(text: str) -> str:
+    """Collapse every run of white space to one space."""
+    return _SPACE_RE.sub(" ", text).strip()
+
+
+def segment_counts(item: dict[str, Any], predicted: str) -> tuple[int, int, int, int]:
+    """Return (tp, fp, fn, tn) of a trafilatura-eval page's must-include/exclude segments."""
+    text = normalise_space(predicted)
+    tp = sum(1 for segment in item["with"] if normalise_space(segment) in text)
+    fp = sum(1 for segment in item["without"] if normalise_space(segment) in text)
+    return tp, fp, len(item["with"]) - tp, len(item["without"]) - fp
+
+
+def segment_scores(counts: Sequence[tuple[int, int, int, int]]) -> tuple[float, float, float]:
+    """Return (precision, recall, F1) over the summed segment counts."""
+    tp = sum(c[0] for c in counts)
+    fp = sum(c[1] for c in counts)
+    fn = sum(c[2] for c in counts)
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0
+    return precision, recall, f1
+
+
+# --- data -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Page:
+    """One benchmark page: its bytes and what the set scores it against."""
+
+    key: str
+    data: bytes
+    truth: Any
+
+
+def load_article_benchmark(limit: int | None) -> list[Page]:
+    """Load the article-extraction-benchmark pages with their ``articleBody``."""
+    truth = json.loads((AEB_DIR / "ground-truth.json").read_text(encoding="utf-8"))
+    pages = []
+    for key in sorted(truth)[:limit]:
+        data = gzip.decompress((AEB_DIR / "html" / f"{key}.html.gz").read_bytes())
+        pages.append(Page(key, data, truth[key]["articleBody"]))
+    return pages
+
+
+def load_trafilatura_eval(cache_dir: Path, limit: int | None) -> list[Page]:
+    """Load the trafilatura-eval pages with their segments, unpacking the tarball once."""
+    root = cache_dir / "tests"
+    if not (root / "evaldata.json").exists():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(TRAFILATURA_EVAL_TARBALL) as tar:
+            tar.extractall(cache_dir, filter="data")
+    items = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
+    pages = []
+    for url in list(items)[:limit]:
+        item = items[url]
+        path = root / "cache" / item["file"]
+        if not path.is_file():
+            path = root / "eval" / item["file"]
+        pages.append(Page(url, path.read_bytes(), item))
+    return pages
+
+
+def load_stored_outputs() -> dict[str, dict[str, str]]:
+    """Return the benchmark's stored extractor outputs: name -> page id -> text."""
+    outputs = {}
+    for path in sorted((AEB_DIR / "output").glob("*.json.gz")):
+        data = json.loads(gzip.decompress(path.read_bytes()))
+        data = data.get("output", data)
+        outputs[path.name.removesuffix(".json.gz")] = {
+            key: value.get("articleBody") or "" for key, value in data.items()
+        }
+    return outputs
+
+
+# --- extractors -------------------------------------------------------------------------------
+
+
+def websim_extractor(params: AnalysisParams) -> Extractor:
+    """Return websim's page analysis as an extractor (pages it refuses give empty text)."""
+
+    def extract(data: bytes) -> str:
+        try:
+            return analyse_page(data, params=params).main_text
+        except WebsimError:
+            return ""
+
+    return extract
+
+
+def trafilatura_extract(data: bytes) -> str:
+    """Run trafilatura with its evaluation settings (no comments, tables kept)."""
+    import trafilatura
+
+    result = trafilatura.extract(
+        data, include_comments=False, include_tables=True, include_formatting=False
+    )
+    return result or ""
+
+
+def readability_extract(data: bytes) -> str:
+    """Run readability-lxml and turn its HTML summary into text, one line per block."""
+    from readability import Document
+
+    try:
+        summary = Document(data).summary(html_partial=True)
+        tree = lxml.html.fromstring(summary)
+    except Exception:  # readability raises bare exceptions on pages it cannot handle
+        return ""
+    parts: list[str] = []
+    for event, element in lxml.etree.iterwalk(tree, events=("start", "end")):
+        if event == "start":
+            parts.append(element.text or "")
+        else:
+            if isinstance(element.tag, str) and element.tag in BLOCK_TAGS:
+                parts.append("\n")
+            if element is not tree:
+                parts.append(element.tail or "")
+    return "".join(parts)
+
+
+@dataclass
+class Run:
+    """One extractor over one set: outputs and CPU/wall seconds."""
+
+    outputs: list[str]
+    cpu_seconds: float
+    wall_seconds: float
+
+    @property
+    def pages_per_second(self) -> float:
+        return len(self.outputs) / self.cpu_seconds if self.cpu_seconds > 0 else float("inf")
+
+
+def run_extractor(extract: Extractor, pages: Sequence[Page]) -> Run:
+    """Run one extractor over the pages (after one warm-up call) and time it."""
+    if pages:
+        extract(pages[0].data)  # load models, stopword lists, caches outside the timing
+    cpu, wall = time.process_time(), time.perf_counter()
+    outputs = [extract(page.data) for page in pages]
+    return Run(outputs, time.process_time() - cpu, time.perf_counter() - wall)
+
+
+def score(set_name: str, pages: Sequence[Page], outputs: Sequence[str]) -> tuple[float, ...]:
+    """Score outputs on the named set: (precision, recall, F1)."""
+    if set_name == "article":
+        return article_scores(
+            [(page.truth, text) for page, text in zip(pages, outputs, strict=True)]
+        )
+    return segment_scores(
+        [segment_counts(page.truth, text) for page, text in zip(pages, outputs, strict=True)]
+    )
+
+
+# --- ablation ---------------------------------------------------------------------------------
+
+# The paper's steps alone: every addition off.
+PAPER_ONLY: dict[str, Any] = {}
+# Each addition on top of the paper's steps (label -> params changed from PAPER_ONLY).
+ADDITIONS: dict[str, dict[str, Any]] = {}
+
+
+def ablation_configs() -> list[tuple[str, AnalysisParams]]:
+    """Return (label, params): paper only, paper + each addition, all but each, all (default)."""
+    configs = [("paper only", AnalysisParams(**PAPER_ONLY))]
+    for label, change in ADDITIONS.items():
+        configs.append((f"paper + {label}", AnalysisParams(**{**PAPER_ONLY, **change})))
+    defaults = AnalysisParams()
+    for label, change in ADDITIONS.items():
+        undo = {name: PAPER_ONLY[name] for name in change}
+        configs.append((f"default - {label}", dataclasses.replace(defaults, **undo)))
+    configs.append(("default (all)", defaults))
+    return configs
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def print_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """Print a Markdown table."""
+    cells = [[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row] for row in rows]
+    widths = [max(len(str(h)), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
+    print("| " + " | ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for row in cells:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) + " |")
+    print()
+
+
+def check_metric(limit: int | None) -> None:
+    """Score the benchmark's stored extractor outputs (checks the metric's implementation)."""
+    truth = json.loads((AEB_DIR / "ground-truth.json").read_text(encoding="utf-8"))
+    keys = sorted(truth)[:limit]
+    rows = []
+    for name, outputs in load_stored_outputs().items():
+        pairs = [(truth[key]["articleBody"], outputs.get(key, "")) for key in keys]
+        rows.append((name, *article_scores(pairs)))
+    print(f"Stored outputs of article-extraction-benchmark ({len(keys)} pages):")
+    print_table(("extractor", "P", "R", "F1"), rows)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--limit", type=int, default=None, help="first N pages of each set")
+    parser.add_argument(
+        "--sets",
+        default="article,trafilatura-eval",
+        help="comma-separated: article,trafilatura-eval",
+    )
+    parser.add_argument(
+        "--extractors", default="websim,trafilatura,readability", help="comma-separated"
+    )
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument("--ablation", action="store_true", help="websim with each addition")
+    parser.add_argument("--check-metric", action="store_true", help="score stored outputs")
+    args = parser.parse_args(argv)
+    if not DATASETS.is_dir():
+        print(f"datasets not found at {DATASETS}", file=sys.stderr)
+        return 2
+    if args.check_metric:
+        check_metric(args.limit)
+    extractors: dict[str, Extractor] = {
+        "websim": websim_extractor(AnalysisParams()),
+        "trafilatura": trafilatura_extract,
+        "readability": readability_extract,
+    }
+    chosen = [name.strip() for name in args.extractors.split(",") if name.strip()]
+    sets = [name.strip() for name in args.sets.split(",") if name.strip()]
+    results: dict[tuple[str, str], tuple[tuple[float, ...], Run]] = {}
+    loaded: dict[str, list[Page]] = {}
+    for set_name in sets:
+        pages = (
+            load_article_benchmark(args.limit)
+            if set_name == "article"
+            else load_trafilatura_eval(args.cache_dir, args.limit)
+        )
+        loaded[set_name] = pages
+        for name in chosen:
+            run = run_extractor(extractors[name], pages)
+            results[(set_name, name)] = (score(set_name, pages, run.outputs), run)
+            print(f"  {set_name} / {name}: done in {run.wall_seconds:.1f} s", file=sys.stderr)
+    rows = []
+    for name in chosen:
+        row: list[Any] = [name]
+        for set_name in sets:
+            scores, _run = results[(set_name, name)]
+            row.extend(scores)
+        n_pages = sum(len(loaded[s]) for s in sets)
+        cpu = sum(results[(s, name)][1].cpu_seconds for s in sets)
+        wall = sum(results[(s, name)][1].wall_seconds for s in sets)
+        row.append(n_pages / cpu if cpu else float("inf"))
+        row.append(n_pages / wall if wall else float("inf"))
+        rows.append(row)
+    header = ["extractor"]
+    for set_name in sets:
+        n = len(loaded[set_name])
+        header.extend([f"{set_name} P", "R", f"F1 (n={n})"])
+    header.extend(["pages/s (cpu)", "pages/s (wall)"])
+    print("Main-content extraction:")
+    print_table(header, rows)
+    if "websim" in chosen and "trafilatura" in chosen:
+        ratios = []
+        for set_name in sets:
+            ours, theirs = results[(set_name, "websim")], results[(set_name, "trafilatura")]
+            ratios.append(
+                (
+                    set_name,
+                    ours[0][2],
+                    theirs[0][2],
+                    ours[0][2] - theirs[0][2],
+                    ours[1].pages_per_second / theirs[1].pages_per_second,
+                )
+            )
+        print("websim vs trafilatura (target: F1 difference >= 0, speed ratio >= 2):")
+        print_table(("set", "websim F1", "trafilatura F1", "difference", "speed ratio"), ratios)
+    if args.ablation:
+        rows = []
+        for label, params in ablation_configs():
+            row = [label]
+            for set_name in sets:
+                run = run_extractor(websim_extractor(params), loaded[set_name])
+                row.extend(score(set_name, loaded[set_name], run.outputs))
+            rows.append(row)
+        print("Ablation (websim; P, R, F1 per set):")
+        print_table(["configuration"] + [f"{s} {m}" for s in sets for m in ("P", "R", "F1")], rows)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
