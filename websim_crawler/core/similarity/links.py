@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 # An archived capture (web.archive.org/web/<timestamp><flags>/<original url>) stands for the
 # original URL, so pages captured in different years still share their links.
@@ -32,7 +32,7 @@ def normalize_url(url: str) -> str:
     host = (parts.hostname or "").lower()
     host = host.removeprefix("www.")
     path = parts.path.rstrip("/") or "/"
-    return urlunsplit(("", host, path, parts.query, ""))
+    return f"{host}{path}?{parts.query}" if parts.query else f"{host}{path}"
 
 
 @dataclass(frozen=True)
