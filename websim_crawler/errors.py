@@ -25,3 +25,7 @@ class InputFormatError(WebsimError):
 
 class MissingExtraError(WebsimError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
+
+
+class BrowserMissingError(WebsimError):
+    """Rendering was asked for but the browser cannot be started; the message names the fix."""

@@ -11,6 +11,19 @@ ROBOTSTXT_OBEY = True
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 FEED_EXPORT_ENCODING = "utf-8"
 
+# Politeness and limits: a crawl of someone else's site stays slow, small and bounded.
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
+CONCURRENT_REQUESTS_PER_DOMAIN = 4
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # larger responses are cancelled (Scrapy's default: 1 GiB)
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+RETRY_TIMES = 2
+DEPTH_LIMIT = 4  # the site spider's link depth; deepweb is bounded by max_pages instead
+CLOSESPIDER_PAGECOUNT = 5000  # a safety cap on responses per crawl
+
 ITEM_PIPELINES = {
     "websim_crawler.pipelines.PageAnalysisPipeline": 300,
 }

@@ -1,0 +1,1 @@
+"""The bundled demo search site (``websim demo`` crawls it)."""

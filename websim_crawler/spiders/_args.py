@@ -1,0 +1,127 @@
+"""Spider arguments (``-a name=value``): parsed and checked, with errors that name the argument.
+
+A ``ConfigError`` raised while the spider is built ends ``scrapy crawl`` with exit code 1; the
+filter installed by :func:`report_errors_plainly` logs it as one line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from websim_crawler.errors import ConfigError, WebsimError
+
+_TRUE = frozenset({"1", "true", "yes", "on"})
+_FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def parse_flag(spider_name: str, name: str, value: object) -> bool:
+    """Read a yes/no argument (``1``/``0``, ``true``/``false``, ``yes``/``no``)."""
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    raise ConfigError(f"{spider_name}: -a {name} must be 1 or 0, got {value!r}")
+
+
+def parse_count(spider_name: str, name: str, value: object, *, maximum: int) -> int:
+    """Read a whole number argument between 1 and ``maximum``."""
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise ConfigError(
+            f"{spider_name}: -a {name} must be a whole number, got {value!r}"
+        ) from None
+    if not 1 <= number <= maximum:
+        raise ConfigError(f"{spider_name}: -a {name} must be between 1 and {maximum}, got {number}")
+    return number
+
+
+def parse_http_url(spider_name: str, name: str, value: object) -> str:
+    """Read an absolute http(s) URL argument."""
+    text = str(value).strip()
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        parts = None
+    if parts is None or parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(
+            f"{spider_name}: -a {name} must be an absolute http(s) URL such as "
+            f"https://example.org/, got {text!r}"
+        )
+    return text
+
+
+def parse_query_template(spider_name: str, value: object) -> str:
+    """Read a ``query_template`` URL that holds ``{query}`` once or more."""
+    template = parse_http_url(spider_name, "query_template", value)
+    if "{query}" not in template:
+        raise ConfigError(
+            f"{spider_name}: -a query_template must contain {{query}}, "
+            f"e.g. https://example.org/search?q={{query}}, got {template!r}"
+        )
+    try:
+        template.format(query="probe")
+    except (IndexError, KeyError, ValueError) as exc:
+        raise ConfigError(
+            f"{spider_name}: -a query_template may hold no braces other than {{query}}: {exc}"
+        ) from exc
+    return template
+
+
+def parse_queries(spider_name: str, queries: object, queries_file: object) -> list[str]:
+    """Collect the queries of ``-a queries=Q1,Q2`` and ``-a queries_file=F`` (one a line).
+
+    Blank entries, lines starting with ``#`` and repeats are left out; none left is an error.
+    """
+    collected: list[str] = []
+    if queries is not None:
+        collected.extend(str(queries).split(","))
+    if queries_file is not None:
+        path = Path(str(queries_file))
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{spider_name}: cannot read -a queries_file={path}: {exc}") from exc
+        collected.extend(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    unique = list(dict.fromkeys(" ".join(query.split()) for query in collected))
+    unique = [query for query in unique if query]
+    if not unique:
+        raise ConfigError(
+            f"{spider_name}: no queries given: use -a queries=Q1,Q2 or -a queries_file=FILE "
+            "(one query a line)"
+        )
+    return unique
+
+
+class _PlainWebsimErrors(logging.Filter):
+    """Turn a logged traceback of a ``WebsimError`` into its one-line message."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, WebsimError):
+            record.msg = "%s: %s"
+            record.args = (type(error).__name__, error)
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+_PLAIN_ERRORS = _PlainWebsimErrors()
+
+
+def report_errors_plainly() -> None:
+    """Make a spider's start-up ``WebsimError`` show as its message, not a traceback.
+
+    ``scrapy crawl`` logs an exception raised while the spider is built through asyncio's
+    "Task exception was never retrieved" (or Twisted's "Unhandled error"); the message already
+    names the argument and the fix, so the traceback only hides it.
+    """
+    for logger_name in ("asyncio", "twisted"):
+        target = logging.getLogger(logger_name)
+        if _PLAIN_ERRORS not in target.filters:
+            target.addFilter(_PLAIN_ERRORS)

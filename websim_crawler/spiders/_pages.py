@@ -1,0 +1,117 @@
+"""What the websim spiders share: settings, rendering, page items and failure counting."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any, Self
+from urllib.parse import urlsplit
+
+import scrapy
+from scrapy.crawler import Crawler
+from scrapy.http import HtmlResponse, Response
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.python.failure import Failure
+
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.crawling import CrawlParams
+from websim_crawler.core.html import outgoing_links, page_title
+from websim_crawler.items import PageItem
+from websim_crawler.spiders._args import parse_flag, report_errors_plainly
+from websim_crawler.spiders._render import enable_rendering, render_meta, rendered_screenshot
+
+logger = logging.getLogger(__name__)
+
+
+class WebsimSpider(scrapy.Spider):
+    """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
+
+    params: CrawlParams = CrawlParams()
+
+    def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.render = parse_flag(self.name, "render", render)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
+        """Build the spider, read its settings and switch rendering on when asked."""
+        report_errors_plainly()
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider.params = WebsimConfig.from_settings(crawler.settings).crawl
+        if spider.render:
+            enable_rendering(crawler.settings, spider.params)
+        spider.configure()
+        return spider
+
+    def configure(self) -> None:
+        """Resolve argument defaults that come from settings (``self.params`` is set)."""
+
+    def restrict_to_site(self, url: str) -> None:
+        """Keep the crawl (redirects too) on the host of ``url`` and its subdomains."""
+        host = (urlsplit(url).hostname or "").removeprefix("www.")
+        self.allowed_domains = [host]
+
+    def page_request(
+        self, url: str, callback: Any, *, meta: dict[str, Any] | None = None
+    ) -> scrapy.Request:
+        """Build a request for a page, rendered when asked; failures are counted."""
+        return scrapy.Request(
+            url, callback=callback, errback=self.count_failure, meta=self.request_meta(meta)
+        )
+
+    def request_meta(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Return ``meta`` plus the rendering meta when ``render=1``."""
+        combined = dict(meta or {})
+        if self.render:
+            combined.update(render_meta(self.params))
+        return combined
+
+    def html_root(self, response: Response) -> Any:
+        """Return the parsed page of an HTML response, or ``None`` (counted) for anything else."""
+        if isinstance(response, HtmlResponse):
+            return response.selector.root
+        self.count("websim/pages/skipped/not_html")
+        logger.info("skipped %s: not an HTML page (%s)", response.url, type(response).__name__)
+        return None
+
+    def page_item(
+        self,
+        response: Response,
+        root: Any,
+        *,
+        kind: str,
+        query: str | None,
+        page: int | None,
+        links: list[str] | None = None,
+    ) -> PageItem:
+        """Build the ``PageItem`` of a fetched HTML page."""
+        assert isinstance(response, HtmlResponse)
+        item = PageItem(
+            url=response.url,
+            query=query,
+            page=page,
+            kind=kind,
+            status=response.status,
+            title=page_title(root),
+            html=response.text,
+            links=links if links is not None else outgoing_links(root, response.url),
+        )
+        screenshot = rendered_screenshot(response)
+        if screenshot is not None:
+            item["screenshot"] = screenshot
+        self.count(f"websim/pages/{kind}")
+        return item
+
+    def count_failure(self, failure: Failure) -> None:
+        """Errback: count and log a page that could not be fetched."""
+        request = getattr(failure, "request", None)
+        url = request.url if request is not None else "?"
+        if failure.check(HttpError):
+            reason = f"http_{failure.value.response.status}"
+        else:
+            reason = failure.type.__name__ if failure.type is not None else "unknown"
+        self.count(f"websim/pages/failed/{reason}")
+        logger.warning("%s: could not fetch %s: %s", self.name, url, failure.getErrorMessage())
+
+    def count(self, key: str) -> None:
+        """Add one to a crawl stat."""
+        self.crawler.stats.inc_value(key)

@@ -1,0 +1,115 @@
+"""Rendering with scrapy-playwright and a system Chromium, recording each element's layout box.
+
+With ``render=1`` every request goes through Chromium; before the HTML is taken, a script writes
+each displayed element's bounding box (page coordinates, CSS pixels) into a
+``data-websim-box="x,y,w,h"`` attribute and the page size into ``data-websim-page="W,H"`` on
+``<html>``, so the page analysis reads real geometry. Elements without a layout box
+(``display: none``) get no attribute.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import os
+import subprocess
+from typing import Any
+
+from scrapy.http import Response
+from scrapy.settings import Settings
+
+from websim_crawler._imports import require
+from websim_crawler.core.crawling import CrawlParams
+from websim_crawler.errors import BrowserMissingError
+
+logger = logging.getLogger(__name__)
+
+LAYOUT_BOX_SCRIPT = """() => {
+  const skipped = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "META", "LINK", "TITLE"]);
+  const body = document.body;
+  const elements = body ? [body, ...body.querySelectorAll("*")] : [];
+  let boxed = 0;
+  for (const element of elements) {
+    if (skipped.has(element.tagName.toUpperCase()) || element.getClientRects().length === 0) {
+      continue;
+    }
+    const rect = element.getBoundingClientRect();
+    const box = [rect.left + window.scrollX, rect.top + window.scrollY, rect.width, rect.height];
+    element.setAttribute("data-websim-box", box.map(Math.round).join(","));
+    boxed += 1;
+  }
+  const root = document.documentElement;
+  const width = Math.max(root.scrollWidth, body ? body.scrollWidth : 0);
+  const height = Math.max(root.scrollHeight, body ? body.scrollHeight : 0);
+  root.setAttribute("data-websim-page", width + "," + height);
+  return boxed;
+}"""
+
+_CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
+    "--mute-audio",
+)
+
+
+def check_chromium(path: str) -> None:
+    """Make sure the Chromium at ``path`` runs; raise ``BrowserMissingError`` naming the fix."""
+    fix = (
+        "install it (Debian: apt-get install chromium) or point WEBSIM_CHROMIUM_PATH at a "
+        "Chromium executable (-s WEBSIM_CHROMIUM_PATH=/path/to/chromium)"
+    )
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise BrowserMissingError(f"render=1 needs Chromium, but {path!r} is not there: {fix}")
+    try:
+        subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BrowserMissingError(
+            f"render=1 needs Chromium, but {path!r} fails to run: {fix}"
+        ) from exc
+
+
+def enable_rendering(settings: Settings, params: CrawlParams) -> None:
+    """Route downloads through scrapy-playwright with the configured Chromium (spider priority)."""
+    require("scrapy_playwright")
+    check_chromium(params.chromium_path)
+    handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+    settings.set("DOWNLOAD_HANDLERS", {"http": handler, "https": handler}, priority="spider")
+    settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
+    settings.set(
+        "PLAYWRIGHT_LAUNCH_OPTIONS",
+        {"executable_path": params.chromium_path, "headless": True, "args": list(_CHROMIUM_ARGS)},
+        priority="spider",
+    )
+    settings.set(
+        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", params.render_timeout * 1000, priority="spider"
+    )
+    logger.info(
+        "rendering with %s (screenshots: %s)", params.chromium_path, params.render_screenshot
+    )
+
+
+def render_meta(params: CrawlParams) -> dict[str, Any]:
+    """Return the request meta that renders a page and records its layout boxes."""
+    page_methods = require("scrapy_playwright.page")
+    methods = [page_methods.PageMethod("evaluate", LAYOUT_BOX_SCRIPT)]
+    if params.render_screenshot:
+        methods.append(page_methods.PageMethod("screenshot", full_page=True, type="png"))
+    return {"playwright": True, "playwright_page_methods": methods}
+
+
+def rendered_screenshot(response: Response) -> str | None:
+    """Return the base64 PNG a rendered response's screenshot method took, if any."""
+    for method in response.meta.get("playwright_page_methods") or ():
+        if getattr(method, "method", None) == "screenshot" and isinstance(method.result, bytes):
+            return base64.b64encode(method.result).decode("ascii")
+    return None

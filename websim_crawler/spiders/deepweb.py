@@ -1,0 +1,196 @@
+"""The ``deepweb`` spider: query a site's search form and crawl the result pages and records.
+
+``scrapy crawl deepweb -a start_url=URL -a queries=Q1,Q2 [-a queries_file=F] [-a max_pages=N]
+[-a follow=1] [-a render=1] [-a query_template=https://site/search?q={query}] -O pages.jsonl``
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+from urllib.parse import quote_plus
+
+import scrapy
+from form2request import form2request
+from scrapy.exceptions import CloseSpider
+from scrapy.http import HtmlResponse, Response
+from twisted.python.failure import Failure
+
+from websim_crawler.core.crawling import next_page_url, record_links, site_template_links
+from websim_crawler.core.forms import find_search_form
+from websim_crawler.core.html import outgoing_links
+from websim_crawler.errors import ConfigError
+from websim_crawler.spiders._args import (
+    parse_count,
+    parse_flag,
+    parse_http_url,
+    parse_queries,
+    parse_query_template,
+)
+from websim_crawler.spiders._pages import WebsimSpider
+
+logger = logging.getLogger(__name__)
+
+_MAX_PAGES_LIMIT = 10_000
+
+
+class DeepWebSpider(WebsimSpider):
+    """Submit each query to the site's search form; yield result pages and (follow=1) records."""
+
+    name = "deepweb"
+    # A deep-web crawl is bounded by max_pages per query (and one hop to the records), not by
+    # link depth: the project's DEPTH_LIMIT (meant for the site spider) would cut pagination.
+    custom_settings = {"DEPTH_LIMIT": 0}  # noqa: RUF012 (Scrapy reads this class attribute)
+
+    def __init__(
+        self,
+        start_url: str | None = None,
+        queries: str | None = None,
+        queries_file: str | None = None,
+        max_pages: str | None = None,
+        follow: str = "0",
+        query_template: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if start_url is None and query_template is None:
+            raise ConfigError(
+                "deepweb: -a start_url=URL is required (the page with the search form), "
+                "or -a query_template=https://site/search?q={query}"
+            )
+        self.start_url = parse_http_url(self.name, "start_url", start_url) if start_url else None
+        self.query_template = (
+            parse_query_template(self.name, query_template) if query_template else None
+        )
+        self.queries = parse_queries(self.name, queries, queries_file)
+        self.max_pages_argument = (
+            parse_count(self.name, "max_pages", max_pages, maximum=_MAX_PAGES_LIMIT)
+            if max_pages is not None
+            else None
+        )
+        self.max_pages = self.max_pages_argument or self.params.max_result_pages
+        self.follow = parse_flag(self.name, "follow", follow)
+        self.template_links: frozenset[str] = frozenset()
+        self.search_urls: set[str] = set()
+        self.restrict_to_site(self.start_url or self.query_template or "")
+
+    def configure(self) -> None:
+        """Take ``max_pages`` from ``WEBSIM_MAX_RESULT_PAGES`` unless ``-a max_pages`` was given."""
+        self.max_pages = self.max_pages_argument or self.params.max_result_pages
+        logger.info(
+            "deepweb: %d queries, up to %d result pages each, records %s, rendering %s",
+            len(self.queries),
+            self.max_pages,
+            "followed" if self.follow else "not followed",
+            "on" if self.render else "off",
+        )
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        """Fetch the start page (search form, site template), or go straight to the template."""
+        if self.start_url is not None:
+            yield scrapy.Request(
+                self.start_url,
+                callback=self.parse_start,
+                errback=self.start_failed,
+                meta=self.request_meta(),
+            )
+        else:
+            for request in self.template_requests():
+                yield request
+
+    def parse_start(self, response: Response) -> Iterator[scrapy.Request]:
+        """Find the search form on the start page and submit every query to it."""
+        root = self.html_root(response)
+        if root is None or not isinstance(response, HtmlResponse):
+            raise CloseSpider("start_page_not_html")
+        self.template_links = site_template_links(root, response.url)
+        if self.query_template is not None:
+            yield from self.template_requests()
+            return
+        form = find_search_form(root, response.url)
+        if form is None:
+            self.count("websim/crawl/no_search_form")
+            logger.error(
+                "deepweb: no search form (a form with a text box) on %s; give the result URL "
+                "pattern with -a query_template=https://site/search?q={query}, or crawl the "
+                "site by its links with 'scrapy crawl site'",
+                response.url,
+            )
+            raise CloseSpider("no_search_form")
+        logger.info(
+            "deepweb: search form #%d on %s: %s %s, query field %r",
+            form.form_number,
+            response.url,
+            form.method,
+            form.action,
+            form.query_field,
+        )
+        self.count(f"websim/crawl/search_form/{form.method.lower()}")
+        self.search_urls.add(form.action)
+        forms = response.xpath("//form")
+        for query in self.queries:
+            submission = form2request(forms[form.form_number], {form.query_field: query})
+            yield submission.to_scrapy(
+                callback=self.parse_results,
+                errback=self.count_failure,
+                meta=self.request_meta({"websim_query": query, "websim_page": 1}),
+            )
+
+    def template_requests(self) -> Iterator[scrapy.Request]:
+        """Build the first result page request of every query from ``query_template``."""
+        assert self.query_template is not None
+        for query in self.queries:
+            url = self.query_template.format(query=quote_plus(query))
+            self.search_urls.add(url)
+            yield self.page_request(
+                url, self.parse_results, meta={"websim_query": query, "websim_page": 1}
+            )
+
+    def parse_results(self, response: Response) -> Iterator[Any]:
+        """Yield a result page, its records (follow=1) and the next result page."""
+        root = self.html_root(response)
+        if root is None:
+            return
+        query = response.meta["websim_query"]
+        page = response.meta["websim_page"]
+        links = outgoing_links(root, response.url)
+        yield self.page_item(response, root, kind="results", query=query, page=page, links=links)
+        records = record_links(
+            root, response.url, template_links=self.template_links, search_urls=self.search_urls
+        )
+        if not records:
+            self.count("websim/crawl/results_without_records")
+        if self.follow:
+            for url in records:
+                yield self.page_request(
+                    url, self.parse_record, meta={"websim_query": query, "websim_page": page}
+                )
+        if page >= self.max_pages:
+            return
+        next_url = next_page_url(root, response.url, page, results_on_page=len(records))
+        if next_url is not None:
+            yield self.page_request(
+                next_url, self.parse_results, meta={"websim_query": query, "websim_page": page + 1}
+            )
+
+    def parse_record(self, response: Response) -> Iterator[Any]:
+        """Yield a record page reached from a result page."""
+        root = self.html_root(response)
+        if root is None:
+            return
+        yield self.page_item(
+            response,
+            root,
+            kind="record",
+            query=response.meta["websim_query"],
+            page=response.meta["websim_page"],
+        )
+
+    def start_failed(self, failure: Failure) -> None:
+        """Errback of the start page: nothing can be searched without it."""
+        self.count_failure(failure)
+        logger.error(
+            "deepweb: cannot fetch start_url %s: %s", self.start_url, failure.getErrorMessage()
+        )
+        raise CloseSpider("start_page_failed")

@@ -1,0 +1,74 @@
+"""The ``site`` spider: crawl one site by its links, for sites without a search form.
+
+``scrapy crawl site -a start_url=URL [-a max_pages=N] [-a render=1] [-s DEPTH_LIMIT=N]
+-O pages.jsonl``; every page becomes an item of kind ``page``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import scrapy
+from scrapy.http import Response
+
+from websim_crawler.core.crawling import looks_like_page, same_site
+from websim_crawler.core.html import outgoing_links
+from websim_crawler.errors import ConfigError
+from websim_crawler.spiders._args import parse_count, parse_http_url
+from websim_crawler.spiders._pages import WebsimSpider
+
+logger = logging.getLogger(__name__)
+
+_MAX_PAGES_LIMIT = 10_000_000
+
+
+class SiteSpider(WebsimSpider):
+    """Follow the links of one site (same host, ``DEPTH_LIMIT``) up to ``max_pages`` pages."""
+
+    name = "site"
+
+    def __init__(
+        self, start_url: str | None = None, max_pages: str | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        if start_url is None:
+            raise ConfigError("site: -a start_url=URL is required (where the crawl begins)")
+        self.start_url = parse_http_url(self.name, "start_url", start_url)
+        self.max_pages_argument = (
+            parse_count(self.name, "max_pages", max_pages, maximum=_MAX_PAGES_LIMIT)
+            if max_pages is not None
+            else None
+        )
+        self.max_pages = self.max_pages_argument or self.params.site_max_pages
+        self.requested: set[str] = set()
+        self.restrict_to_site(self.start_url)
+
+    def configure(self) -> None:
+        """Take ``max_pages`` from ``WEBSIM_SITE_MAX_PAGES`` unless ``-a max_pages`` was given."""
+        self.max_pages = self.max_pages_argument or self.params.site_max_pages
+        logger.info("site: crawling %s, up to %d pages", self.start_url, self.max_pages)
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        """Request the start page (filtered, so links back to it are not fetched twice)."""
+        self.requested.add(self.start_url)
+        yield self.page_request(self.start_url, self.parse_page)
+
+    def parse_page(self, response: Response) -> Iterator[Any]:
+        """Yield the page and requests for its same-site links not requested yet."""
+        root = self.html_root(response)
+        if root is None:
+            return
+        links = outgoing_links(root, response.url)
+        yield self.page_item(response, root, kind="page", query=None, page=None, links=links)
+        for url in links:
+            if len(self.requested) >= self.max_pages:
+                self.count("websim/crawl/page_limit_reached")
+                return
+            if url in self.requested or not same_site(url, self.start_url):
+                continue
+            if not looks_like_page(url):
+                continue
+            self.requested.add(url)
+            yield self.page_request(url, self.parse_page)
