@@ -50,7 +50,7 @@ def page_sentences(
         raise PageError("no_url", "the item has no url")
     chunks = item.get("chunks")
     raw_links = item.get("links")
-    if not isinstance(chunks, list) or not chunks:
+    if not isinstance(chunks, (list, tuple)) or not chunks:
         html = item.get(html_field)
         if not isinstance(html, (str, bytes)) or not html.strip():
             raise PageError("no_html", f"{url}: the item has neither chunks nor html")
