@@ -32,6 +32,7 @@ INVISIBLE_TAGS = (
     "button",
 )
 _BINARY_MAGIC = (b"%PDF", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b")
+_BINARY_TEXT_MAGIC = tuple(magic.decode("latin-1") for magic in _BINARY_MAGIC)
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _MAX_REPLACEMENT_RATIO = 0.001
 MAX_NESTING = 1000
@@ -98,7 +99,13 @@ def parse_html(
     Broken markup parses as a browser would repair it; nesting deeper than libxml2's default
     limit is kept (``huge_tree``). Raise ``PageError`` for empty, binary or unparseable pages.
     """
-    text = decode_html(html, content_type, encoding) if isinstance(html, bytes) else html
+    if isinstance(html, bytes):
+        text = decode_html(html, content_type, encoding)
+    else:
+        text = html
+        head = text[:_SNIFF_BYTES]
+        if "\x00" in head or head.lstrip().startswith(_BINARY_TEXT_MAGIC):
+            raise PageError("binary", "the page is binary data, not HTML")
     text = _XML_DECLARATION_RE.sub("", text, count=1).replace("\x00", "")
     if not text.strip():
         raise PageError("empty", "the page has no content")

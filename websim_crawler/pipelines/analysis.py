@@ -55,7 +55,7 @@ class PageAnalysisPipeline:
         html = adapter.get(self.config.items.html_field)
         if not isinstance(html, (str, bytes)):
             stats.inc_value("websim/pages/dropped/no_html")
-            raise DropItem(f"no HTML in field {self.config.items.html_field!r} for {url}")
+            raise DropItem(f"no_html: no HTML in field {self.config.items.html_field!r} ({url})")
         try:
             analysis = analyse_page(
                 html,

@@ -1,0 +1,37 @@
+"""Shared fixtures: static sites served on 127.0.0.1 by a threaded http.server."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Iterator
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+
+class QuietHandler(SimpleHTTPRequestHandler):
+    """Serve files without logging every request to stderr."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+
+def serve_directory(directory: Path) -> tuple[ThreadingHTTPServer, str]:
+    """Start a threaded static file server for ``directory`` on a free loopback port."""
+    handler = functools.partial(QuietHandler, directory=str(directory))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+@pytest.fixture(scope="session")
+def site_url() -> Iterator[str]:
+    """Serve ``tests/pages_site/`` (a few article pages, a PDF) for the session."""
+    server, url = serve_directory(TESTS / "pages_site")
+    yield url
+    server.shutdown()
+    server.server_close()
