@@ -1,0 +1,191 @@
+"""``websim compare A B``: the four-stage similarity of two pages (URLs or saved files).
+
+Without ``--render`` the HTML is read from the files or fetched with a plain GET; screenshots can
+be given as PNG files (``--screenshot-a``/``--screenshot-b``). With ``--render`` Chromium (the
+``WEBSIM_CHROMIUM_PATH``, through Playwright) loads both pages and takes full-page screenshots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import dataclasses
+import html
+import json
+import os
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from websim_crawler._imports import require
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.io import atomic_write_text
+from websim_crawler.core.similarity.compare import (
+    MODES,
+    ComparisonReport,
+    compare_pages,
+    page_features,
+)
+from websim_crawler.core.similarity.params import LAYOUT_MEASURES
+from websim_crawler.errors import BrowserMissingError, InputFormatError
+
+_FETCH_TIMEOUT = 30
+_MAX_BYTES = 50_000_000
+_BROWSER_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio")
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``compare`` subcommand."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="compare two pages: layout, text, links and visual (EMD) similarity",
+        description="Compare two pages (http(s) URLs or saved HTML files) in four stages.",
+    )
+    parser.add_argument("page_a", metavar="A", help="first page: URL or HTML file")
+    parser.add_argument("page_b", metavar="B", help="second page: URL or HTML file")
+    parser.add_argument("--mode", choices=MODES, default="cascade", help="default: cascade")
+    parser.add_argument("--format", choices=("json", "html"), default="json")
+    parser.add_argument("-o", "--output", help="write the report here (default: stdout)")
+    parser.add_argument("--render", action="store_true", help="render and screenshot both pages")
+    parser.add_argument("--screenshot-a", help="PNG screenshot of A")
+    parser.add_argument("--screenshot-b", help="PNG screenshot of B")
+    parser.add_argument("--layout-measure", choices=LAYOUT_MEASURES, help="layout stage measure")
+    parser.set_defaults(func=run)
+
+
+def _is_url(location: str) -> bool:
+    return location.startswith(("http://", "https://"))
+
+
+def read_page(location: str) -> bytes:
+    """Return the bytes of a saved page or of a URL fetched with a plain GET."""
+    if _is_url(location):
+        request = urllib.request.Request(location, headers={"User-Agent": "websim-crawler"})
+        try:
+            with urllib.request.urlopen(request, timeout=_FETCH_TIMEOUT) as response:
+                return bytes(response.read(_MAX_BYTES))
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise InputFormatError(f"cannot fetch {location}: {exc}") from exc
+    try:
+        return Path(location).read_bytes()
+    except OSError as exc:
+        raise InputFormatError(f"cannot read {location}: {exc.strerror or exc}") from exc
+
+
+def render_pages(
+    locations: list[str], chromium_path: str, *, block_remote: bool = False, timeout: float = 30
+) -> list[tuple[str, bytes]]:
+    """Load each URL or file in Chromium; return its rendered HTML and full-page PNG.
+
+    ``block_remote`` aborts every request that is not a local file or loopback address (saved
+    pages that refer to sites which cannot be reached here).
+    """
+    if not (os.path.isfile(chromium_path) and os.access(chromium_path, os.X_OK)):
+        raise BrowserMissingError(
+            f"--render needs Chromium, but {chromium_path!r} is not there: install it "
+            "(Debian: apt-get install chromium) or set WEBSIM_CHROMIUM_PATH"
+        )
+    sync_api = require("playwright.sync_api")
+    results: list[tuple[str, bytes]] = []
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_path, headless=True, args=list(_BROWSER_ARGS)
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            if block_remote:
+                page.route("**/*", _local_only)
+            for location in locations:
+                url = location if _is_url(location) else Path(location).resolve().as_uri()
+                try:
+                    page.goto(url, wait_until="load", timeout=timeout * 1000)
+                except sync_api.Error as exc:
+                    raise InputFormatError(f"cannot render {location}: {exc}") from exc
+                results.append((page.content(), page.screenshot(full_page=True, type="png")))
+        finally:
+            browser.close()
+    return results
+
+
+def _local_only(route: Any) -> None:
+    url = route.request.url
+    if url.startswith(("file:", "data:", "http://127.0.0.1", "http://localhost")):
+        route.continue_()
+    else:
+        route.abort()
+
+
+def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None, ...]) -> str:
+    """Return a self-contained HTML report: both screenshots side by side, stage scores below."""
+    cells = []
+    for label, url, png in zip(("A", "B"), (report.url_1, report.url_2), screenshots, strict=True):
+        image = (
+            f'<img alt="screenshot of {label}" src="data:image/png;base64,'
+            f'{base64.b64encode(png).decode("ascii")}">'
+            if png
+            else "<p>(no screenshot)</p>"
+        )
+        cells.append(f"<td><h2>{label}: {html.escape(url or '')}</h2>{image}</td>")
+    rows = "".join(
+        f"<tr class='{r.verdict}'><td>{r.stage}</td>"
+        f"<td>{'' if r.score is None else f'{r.score:.4f}'}</td><td>{r.threshold:.2f}</td>"
+        f"<td>{r.verdict}</td><td>{r.support}</td><td>{html.escape(r.detail)}</td></tr>"
+        for r in report.stages
+    )
+    combined = "n/a" if report.combined_score is None else f"{report.combined_score:.4f}"
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>websim compare</title><style>"
+        "body{font-family:sans-serif}table.shots td{vertical-align:top;width:50%}"
+        "table.shots img{max-width:100%;border:1px solid #999}"
+        "table.stages td,table.stages th{padding:4px 10px;border-bottom:1px solid #ddd}"
+        ".dissimilar{background:#fdd}.similar{background:#dfd}.skipped,.not_run{color:#888}"
+        "</style></head><body>"
+        f"<h1>Verdict: {report.verdict} ({report.mode}; stopped at "
+        f"{report.stopped_at or 'none'}; combined score {combined})</h1>"
+        f"<table class='shots'><tr>{''.join(cells)}</tr></table>"
+        "<table class='stages'><tr><th>stage</th><th>score</th><th>threshold</th>"
+        f"<th>verdict</th><th>support</th><th>detail</th></tr>{rows}</table></body></html>\n"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    """Compare the two pages and write the report; exit 0 when similar, 1 when not."""
+    config = WebsimConfig.from_settings(os.environ)
+    params = config.similarity
+    if args.layout_measure:
+        params = dataclasses.replace(params, layout_measure=args.layout_measure)
+    locations = [args.page_a, args.page_b]
+    if args.render:
+        rendered = render_pages(locations, config.crawl.chromium_path)
+        pages: list[str | bytes] = [page for page, _png in rendered]
+        screenshots: list[bytes | None] = [png for _page, png in rendered]
+    else:
+        pages = [read_page(location) for location in locations]
+        screenshots = [None, None]
+    for slot, option in enumerate((args.screenshot_a, args.screenshot_b)):
+        if option:
+            screenshots[slot] = read_page(option)
+    features = [
+        page_features(
+            page,
+            url=location if _is_url(location) else Path(location).resolve().as_uri(),
+            screenshot=png,
+            params=params,
+        )
+        for page, location, png in zip(pages, locations, screenshots, strict=True)
+    ]
+    for location, feature in zip(locations, features, strict=True):
+        for problem in feature.problems:
+            print(f"websim compare: {location}: {problem}", file=sys.stderr)
+    report = compare_pages(features[0], features[1], args.mode, params)
+    if args.format == "html":
+        text = render_report_html(report, (screenshots[0], screenshots[1]))
+    else:
+        text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
+    if args.output:
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    return 0 if report.verdict == "similar" else 1
