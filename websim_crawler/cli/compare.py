@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from websim_crawler._imports import require
+from websim_crawler.cli.extract import settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text
 from websim_crawler.core.similarity.compare import (
@@ -52,6 +53,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--screenshot-a", help="PNG screenshot of A")
     parser.add_argument("--screenshot-b", help="PNG screenshot of B")
     parser.add_argument("--layout-measure", choices=LAYOUT_MEASURES, help="layout stage measure")
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a WEBSIM_* setting, e.g. -s WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4",
+    )
     parser.set_defaults(func=run)
 
 
@@ -85,7 +94,7 @@ def render_pages(
     if not (os.path.isfile(chromium_path) and os.access(chromium_path, os.X_OK)):
         raise BrowserMissingError(
             f"--render needs Chromium, but {chromium_path!r} is not there: install it "
-            "(Debian: apt-get install chromium) or set WEBSIM_CHROMIUM_PATH"
+            "(Debian: apt-get install chromium) or pass -s WEBSIM_CHROMIUM_PATH=/path/to/chromium"
         )
     sync_api = require("playwright.sync_api")
     results: list[tuple[str, bytes]] = []
@@ -152,7 +161,7 @@ def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None
 
 def run(args: argparse.Namespace) -> int:
     """Compare the two pages and write the report; exit 0 when similar, 1 when not."""
-    config = WebsimConfig.from_settings(os.environ)
+    config = WebsimConfig.from_settings(settings_from_pairs(args.set))
     params = config.similarity
     if args.layout_measure:
         params = dataclasses.replace(params, layout_measure=args.layout_measure)

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import sys
 from collections.abc import Iterable
 from typing import Any
 
 from tqdm import tqdm
 
+from websim_crawler.cli.extract import settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import ReadReport, atomic_write_json, iter_jsonl
 from websim_crawler.core.similarity.compare import MODES, features_from_item
@@ -37,12 +37,20 @@ def register(subparsers: Any) -> None:
         help="MinHash/LSH blocking above this many pages (default: setting)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
+    parser.add_argument(
+        "-s",
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a WEBSIM_* setting, e.g. -s WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     """Read the feed, find the similar pairs, write them; return the exit code."""
-    config = WebsimConfig.from_settings(os.environ)
+    config = WebsimConfig.from_settings(settings_from_pairs(args.set))
     changes: dict[str, Any] = {}
     if args.mode:
         changes["pairs_mode"] = args.mode
