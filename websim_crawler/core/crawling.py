@@ -76,6 +76,10 @@ _NEXT_WORDS = frozenset(
         "successivo", "volgende", "próxima", "下一页", "下一頁", "次へ", "次のページ", "다음",
     }
 )  # fmt: skip
+_PAGER_WORDS = _NEXT_WORDS | {
+    "previous", "prev", "previous page", "back", "newer", "first", "last", "first page",
+    "last page", "zurück", "précédent", "anterior", "上一页", "前へ",
+}  # fmt: skip
 _NEXT_ARROWS = {"›": 5.0, ">": 5.0, "→": 5.0, "»": 4.0, ">>": 4.0, "⟩": 5.0}
 _WORD_EDGES = re.compile(r"^[\s«»‹›<>→←|.:…\-]+|[\s«»‹›<>→←|.:…\-]+$")
 
@@ -222,8 +226,8 @@ def site_template_links(root: etree._Element, base_url: str) -> frozenset[str]:
     banner, footer, sidebars), or every link when the page marks no such region (table layouts).
     """
     links = list(_links_with_region(root, base_url))
-    in_regions = frozenset(url for url, in_template in links if in_template)
-    return in_regions or frozenset(url for url, _ in links)
+    in_regions = frozenset(url for url, in_template, _ in links if in_template)
+    return in_regions or frozenset(url for url, _, _ in links)
 
 
 def record_links(
@@ -238,15 +242,17 @@ def record_links(
     A record link is on the same site, may be a page, lies outside the template regions (``nav``,
     banner ``header``, ``footer``, ``aside``, their ARIA roles and usual class names), is not one
     of the site's template links seen elsewhere (``template_links``) and does not go back to the
-    result list (same path as the result page or the search form: pagination, sorting, other
-    queries). Of those, the links of the most common URL shape are kept, with every shape at
-    least half as frequent, which leaves out one-off links ("Help", "About the archive").
+    result list (same path as the result page or the search form: sorting, other queries) nor to
+    another result page (labels such as "2", "Next ›", "« Previous"). Of those, the links of
+    the most common URL shape are kept, with every repeated shape at least half as frequent,
+    which leaves out one-off links ("Help", "About the archive") unless all links are one-offs.
     """
     list_paths = {urlsplit(results_url).path} | {urlsplit(url).path for url in search_urls}
     candidates: dict[str, None] = {}
-    for link, in_template in _links_with_region(root, results_url):
+    for link, in_template, label in _links_with_region(root, results_url):
         if (
             not in_template
+            and not _is_pager_label(label)
             and link not in template_links
             and same_site(link, results_url)
             and looks_like_page(link)
@@ -257,7 +263,11 @@ def record_links(
         return list(candidates)
     shape_counts = Counter(url_shape(link) for link in candidates)
     largest = max(shape_counts.values())
-    kept_shapes = {shape for shape, count in shape_counts.items() if count * 2 >= largest}
+    kept_shapes = {
+        shape
+        for shape, count in shape_counts.items()
+        if count * 2 >= largest and (count > 1 or largest == 1)
+    }
     return [link for link in candidates if url_shape(link) in kept_shapes]
 
 
@@ -275,13 +285,21 @@ _TEMPLATE_NAMES = frozenset(
 )  # fmt: skip
 
 
-def _links_with_region(root: etree._Element, base_url: str) -> Iterable[tuple[str, bool]]:
+def _links_with_region(root: etree._Element, base_url: str) -> Iterable[tuple[str, bool, str]]:
+    """Yield each link's URL, whether it lies in a template region, and its label."""
     base_hrefs = root.xpath("//base/@href")
     base = urljoin(base_url, str(base_hrefs[0]).strip()) if base_hrefs else base_url
     for anchor in root.xpath("//a[@href] | //area[@href]"):
         url = absolute_url(str(anchor.get("href")), base)
         if url is not None:
-            yield url, _in_template_region(anchor)
+            label = " ".join(" ".join(anchor.itertext()).split()).lower()
+            yield url, _in_template_region(anchor), label
+
+
+def _is_pager_label(label: str) -> bool:
+    """Tell whether a link label belongs to a pager: a page number, arrows, "Next", "Previous"."""
+    words = _WORD_EDGES.sub("", label)
+    return (bool(label) and not words) or words.isdigit() or words in _PAGER_WORDS
 
 
 def _in_template_region(element: etree._Element) -> bool:
