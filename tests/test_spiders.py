@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -42,16 +42,16 @@ def response_for(name: str, url: str | None = None, **meta: Any) -> HtmlResponse
 
 def collect_start(spider: scrapy.Spider) -> list[Any]:
     """Drain ``async def start()`` (it awaits nothing) without an event loop."""
-    generator: AsyncIterator[Any] = spider.start()
-    collected = []
-    while True:
-        step = generator.__anext__()
-        try:
-            step.send(None)
-        except StopIteration as done:
-            collected.append(done.value)
-        except StopAsyncIteration:
-            return collected
+
+    async def drain() -> list[Any]:
+        return [request async for request in spider.start()]
+
+    coroutine = drain()
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return list(done.value)
+    raise AssertionError("start() awaited something")
 
 
 def split(output: Iterable[Any]) -> tuple[list[PageItem], list[scrapy.Request]]:
