@@ -266,3 +266,16 @@ def test_site_spider_follows_same_site_pages_up_to_max_pages() -> None:
         ROOT + "help.html",
     ]
     assert spider.crawler.stats.get_value("websim/crawl/page_limit_reached") == 1
+
+
+@pytest.mark.parametrize(
+    "body", [b"", b"\x00\x01\xff\xfe<<<>>>", b"<html><body><a href='http://[x'>"]
+)
+def test_empty_or_garbled_record_becomes_an_item_for_the_pipelines_to_judge(body: bytes) -> None:
+    spider = make_spider(DeepWebSpider, start_url=ROOT, queries="tea")
+    url = ROOT + "records/odd.html"
+    request = Request(url, meta={"websim_query": "tea", "websim_page": 1})
+    response = HtmlResponse(url=url, body=body, encoding="utf-8", request=request)
+    (item,) = spider.parse_record(response)
+    assert (item["url"], item["kind"], item["title"]) == (url, "record", "")
+    assert item["links"] == []
