@@ -18,6 +18,7 @@ from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.params import SettingsLike, params_from_settings, setting, validate
 from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.distributed.params import DistributedParams
 
 logger = logging.getLogger(__name__)
 
@@ -51,6 +52,7 @@ class WebsimConfig:
     clustering: ClusteringParams = field(default_factory=ClusteringParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
+    distributed: DistributedParams = field(default_factory=DistributedParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:

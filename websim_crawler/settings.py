@@ -27,3 +27,6 @@ CLOSESPIDER_PAGECOUNT = 5000  # a safety cap on responses per crawl
 ITEM_PIPELINES = {
     "websim_crawler.pipelines.PageAnalysisPipeline": 300,
 }
+
+# -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.
+ADDONS = {"websim_crawler.distributed.addon.RedisAddon": 0}

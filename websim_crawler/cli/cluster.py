@@ -37,7 +37,12 @@ def register(subparsers: Any) -> None:
             "write the clusters as JSON (and optionally an HTML report)."
         ),
     )
-    parser.add_argument("input", help="crawl feed: JSON Lines (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "input",
+        nargs="+",
+        help="crawl feed(s): JSON Lines (.jsonl or .jsonl.gz); several feeds (one per "
+        "distributed worker) are clustered as one collection, each URL once",
+    )
     parser.add_argument("-o", "--output", required=True, help="clusters JSON file to write")
     parser.add_argument("--html", help="also write a self-contained HTML report here")
     parser.add_argument(
@@ -120,7 +125,8 @@ def run(args: argparse.Namespace) -> int:
         analysis_params.template_memory_chunks,
     )
     hide = True if args.no_progress else None  # None: shown on a terminal only
-    pages = tqdm(iter_jsonl(args.input, read_report), desc="reading", unit="page", disable=hide)
+    records = (record for path in args.input for record in iter_jsonl(path, read_report))
+    pages = tqdm(records, desc="reading", unit="page", disable=hide)
     for record in pages:
         url, kind, keywords = record.get("url"), record.get("kind"), record.get("keywords")
         html = record.get("html")
@@ -149,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
 
     atomic_write_json(args.output, build_report(result))
     if args.html:
-        atomic_write_text(args.html, render_html(result, title=f"websim clusters: {args.input}"))
+        title = f"websim clusters: {', '.join(args.input)}"
+        atomic_write_text(args.html, render_html(result, title=title))
     skipped = sum(collector.report.skipped.values())
     print(
         f"{len(result.documents)} page(s) in {result.n_clusters} cluster(s) "

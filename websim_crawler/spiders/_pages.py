@@ -26,6 +26,7 @@ class WebsimSpider(scrapy.Spider):
     """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
 
     params: CrawlParams = CrawlParams()
+    seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -36,7 +37,9 @@ class WebsimSpider(scrapy.Spider):
         """Build the spider, read its settings and switch rendering on when asked."""
         report_errors_plainly()
         spider = super().from_crawler(crawler, *args, **kwargs)
-        spider.params = WebsimConfig.from_settings(crawler.settings).crawl
+        config = WebsimConfig.from_settings(crawler.settings)
+        spider.params = config.crawl
+        spider.seeded = config.distributed.redis_url is not None
         if spider.render:
             enable_rendering(crawler.settings, spider.params)
         spider.configure()

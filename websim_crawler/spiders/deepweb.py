@@ -2,12 +2,15 @@
 
 ``scrapy crawl deepweb -a start_url=URL -a queries=Q1,Q2 [-a queries_file=F] [-a max_pages=N]
 [-a follow=1] [-a render=1] [-a query_template=https://site/search?q={query}] -O pages.jsonl``
+
+As a distributed worker (``-s WEBSIM_REDIS_URL=...``) it takes its queries from Redis
+(``websim seed deepweb``) once it has read the search form on its own copy of the start page.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 from urllib.parse import quote_plus
 
@@ -18,9 +21,10 @@ from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
 from websim_crawler.core.crawling import next_page_url, record_links, site_template_links
-from websim_crawler.core.forms import find_search_form
+from websim_crawler.core.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
-from websim_crawler.errors import ConfigError
+from websim_crawler.distributed import WORKER_LOCAL
+from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders._args import (
     parse_count,
     parse_flag,
@@ -39,6 +43,7 @@ class DeepWebSpider(WebsimSpider):
     """Submit each query to the site's search form; yield result pages and (follow=1) records."""
 
     name = "deepweb"
+    seed_field = "query"  # a bare seed in Redis is a query
     # A deep-web crawl is bounded by max_pages per query (and one hop to the records), not by
     # link depth: the project's DEPTH_LIMIT (meant for the site spider) would cut pagination.
     custom_settings = {"DEPTH_LIMIT": 0}  # noqa: RUF012 (Scrapy reads this class attribute)
@@ -63,7 +68,11 @@ class DeepWebSpider(WebsimSpider):
         self.query_template = (
             parse_query_template(self.name, query_template) if query_template else None
         )
-        self.queries = parse_queries(self.name, queries, queries_file)
+        self.queries = (
+            parse_queries(self.name, queries, queries_file)
+            if queries is not None or queries_file is not None
+            else []
+        )
         self.max_pages_argument = (
             parse_count(self.name, "max_pages", max_pages, maximum=_MAX_PAGES_LIMIT)
             if max_pages is not None
@@ -73,10 +82,13 @@ class DeepWebSpider(WebsimSpider):
         self.follow = parse_flag(self.name, "follow", follow)
         self.template_links: frozenset[str] = frozenset()
         self.search_urls: set[str] = set()
+        self.search_form: tuple[SearchForm, Any] | None = None  # the form and its selector
         self.restrict_to_site(self.start_url or self.query_template or "")
 
     def configure(self) -> None:
         """Take ``max_pages`` from ``WEBSIM_MAX_RESULT_PAGES`` unless ``-a max_pages`` was given."""
+        if not self.queries and not self.seeded:
+            parse_queries(self.name, None, None)  # raises the "no queries given" error
         self.max_pages = self.max_pages_argument or self.params.max_result_pages
         logger.info(
             "deepweb: %d queries, up to %d result pages each, records %s, rendering %s",
@@ -89,14 +101,18 @@ class DeepWebSpider(WebsimSpider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         """Fetch the start page (search form, site template), or go straight to the template."""
         if self.start_url is not None:
+            # A worker, or a crawl resumed from JOBDIR, must read the form itself: fetch the page
+            # on this worker, past the duplicate filter. Otherwise links back are not refetched.
+            own_copy = self.seeded or bool(self.settings.get("JOBDIR"))
             yield scrapy.Request(
                 self.start_url,
                 callback=self.parse_start,
                 errback=self.start_failed,
-                meta=self.request_meta(),
+                meta=self.request_meta({WORKER_LOCAL: True} if own_copy else None),
+                dont_filter=own_copy,
             )
         else:
-            for request in self.template_requests():
+            for request in self.template_requests(self.queries):
                 yield request
 
     def parse_start(self, response: Response) -> Iterator[scrapy.Request]:
@@ -106,7 +122,7 @@ class DeepWebSpider(WebsimSpider):
             raise CloseSpider("start_page_not_html")
         self.template_links = site_template_links(root, response.url)
         if self.query_template is not None:
-            yield from self.template_requests()
+            yield from self.template_requests(self.queries)
             return
         form = find_search_form(root, response.url)
         if form is None:
@@ -128,19 +144,35 @@ class DeepWebSpider(WebsimSpider):
         )
         self.count(f"websim/crawl/search_form/{form.method.lower()}")
         self.search_urls.add(form.action)
-        forms = response.xpath("//form")
-        for query in self.queries:
-            submission = form2request(forms[form.form_number], {form.query_field: query})
+        self.search_form = (form, response.xpath("//form")[form.form_number])
+        yield from self.form_requests(self.queries)
+
+    def seed_requests(self, seed: Mapping[str, Any]) -> Iterator[scrapy.Request]:
+        """Turn a query seeded in Redis (``{"query": ...}``) into its first result page request."""
+        query = " ".join(str(seed.get("query") or "").split())
+        if not query:
+            raise InputFormatError(f"deepweb: a seed needs a non-empty query, got {dict(seed)}")
+        if self.query_template is not None:
+            yield from self.template_requests([query])
+        else:
+            yield from self.form_requests([query])
+
+    def form_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
+        """Submit each query to the search form found on the start page."""
+        assert self.search_form is not None, "the start page is parsed before any query"
+        form, selector = self.search_form
+        for query in queries:
+            submission = form2request(selector, {form.query_field: query})
             yield submission.to_scrapy(
                 callback=self.parse_results,
                 errback=self.count_failure,
                 meta=self.request_meta({"websim_query": query, "websim_page": 1}),
             )
 
-    def template_requests(self) -> Iterator[scrapy.Request]:
+    def template_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
         """Build the first result page request of every query from ``query_template``."""
         assert self.query_template is not None
-        for query in self.queries:
+        for query in queries:
             url = self.query_template.format(query=quote_plus(query))
             self.search_urls.add(url)
             yield self.page_request(

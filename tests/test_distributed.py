@@ -1,0 +1,273 @@
+"""Distributed crawling on scrapy-redis: settings, seeds, and two real workers on one frontier."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.settings import Settings
+from scrapy.utils.test import get_crawler
+
+from websim_crawler import settings as project_settings
+from websim_crawler.cli import main
+from websim_crawler.cli.seed import read_seeds
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.io import iter_jsonl
+from websim_crawler.demo.site import Archive, make_handler
+from websim_crawler.distributed.addon import RedisAddon
+from websim_crawler.distributed.local import LocalRedis
+from websim_crawler.distributed.params import DistributedParams, RedisKeys, redacted_url
+from websim_crawler.distributed.seeds import parse_seed
+from websim_crawler.errors import ConfigError, InputFormatError
+from websim_crawler.spiders.deepweb import DeepWebSpider
+from websim_crawler.spiders.site import SiteSpider
+
+REPO = Path(__file__).resolve().parents[1]
+QUERIES = ("astronomy", "bread", "beekeeping", "cycling", "volcanoes")
+
+
+# --- settings and seeds -------------------------------------------------------------------------
+
+
+def test_params_validate_url_and_prefix() -> None:
+    assert DistributedParams().redis_url is None
+    with pytest.raises(ConfigError, match="WEBSIM_REDIS_URL must look like"):
+        DistributedParams(redis_url="localhost:6379")
+    with pytest.raises(ConfigError, match="WEBSIM_REDIS_PREFIX"):
+        DistributedParams(key_prefix="my crawl")
+    with pytest.raises(ConfigError, match=r"WEBSIM_REDIS_MAX_IDLE must be >= 0\.1"):
+        WebsimConfig.from_settings({"WEBSIM_REDIS_MAX_IDLE": "0"})
+    keys = DistributedParams(key_prefix="job7").keys("site")
+    assert keys == RedisKeys("job7:site:requests", "job7:site:dupefilter", "job7:site:seeds")
+
+
+def test_redacted_url_hides_only_the_password() -> None:
+    assert redacted_url("redis://u:secret@h:6379/0") == "redis://u:***@h:6379/0"
+    assert redacted_url("redis://:secret@h/1") == "redis://:***@h/1"
+    assert redacted_url("redis://h:6379/0") == "redis://h:6379/0"
+
+
+def test_parse_seed_reads_json_objects_and_bare_values() -> None:
+    assert parse_seed(b'{"url": "http://a.org/"}', "url") == {"url": "http://a.org/"}
+    assert parse_seed(b"  green tea \n", "query") == {"query": "green tea"}
+    assert parse_seed("ol\u00e9", "query") == {"query": "ol\u00e9"}
+    for bad, message in [
+        (b"\xff\xfe", "not UTF-8"),
+        (b"   ", "empty"),
+        (b"{not json", "not valid JSON"),
+        (b"{}", None),
+    ]:
+        if message is None:
+            assert parse_seed(bad, "url") == {}
+            continue
+        with pytest.raises(InputFormatError, match=message):
+            parse_seed(bad, "url")
+
+
+def test_spiders_turn_seeds_into_requests() -> None:
+    crawler = get_crawler(SiteSpider, settings_dict={"WEBSIM_REDIS_URL": "redis://h:1/0"})
+    site = SiteSpider.from_crawler(crawler)  # no start_url needed: the seeds give them
+    assert site.seeded and getattr(site, "allowed_domains", None) is None
+    (request,) = site.seed_requests({"url": "http://a.org/x"})
+    assert request.url == "http://a.org/x" and not request.dont_filter  # trap 1: filtered
+    assert request.meta["websim_start_url"] == "http://a.org/x"
+    with pytest.raises(ConfigError, match="absolute http"):
+        list(site.seed_requests({"url": "ftp://a.org/"}))
+    with pytest.raises(ConfigError, match="start_url=URL is required"):
+        SiteSpider.from_crawler(get_crawler(SiteSpider))
+
+    crawler = get_crawler(DeepWebSpider, settings_dict={"WEBSIM_REDIS_URL": "redis://h:1/0"})
+    deepweb = DeepWebSpider.from_crawler(crawler, query_template="http://a.org/s?q={query}")
+    (request,) = deepweb.seed_requests({"query": " green  tea "})
+    assert request.url == "http://a.org/s?q=green+tea"
+    assert request.meta["websim_query"] == "green tea"
+    with pytest.raises(InputFormatError, match="non-empty query"):
+        list(deepweb.seed_requests({"url": "x"}))
+
+
+def test_deepweb_worker_fetches_its_own_start_page() -> None:
+    crawler = get_crawler(DeepWebSpider, settings_dict={"WEBSIM_REDIS_URL": "redis://h:1/0"})
+    spider = DeepWebSpider.from_crawler(crawler, start_url="http://a.org/")
+
+    async def drain() -> list[Any]:
+        return [request async for request in spider.start()]
+
+    with pytest.raises(StopIteration) as done:  # start() awaits nothing: no event loop needed
+        drain().send(None)
+    (request,) = done.value.value
+    assert request.dont_filter is True
+    assert request.meta["websim_worker_local"] is True
+
+
+def test_addon_switches_scheduler_only_with_a_redis_url() -> None:
+    settings = Settings(
+        {"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://127.0.0.1:1/0", "WEBSIM_REDIS_PREFIX": "j"}
+    )
+    RedisAddon().update_settings(settings)
+    assert settings["SCHEDULER"] == "websim_crawler.distributed.scheduler.WorkerScheduler"
+    assert settings["DUPEFILTER_CLASS"] == "scrapy_redis.dupefilter.RFPDupeFilter"
+    assert settings.getbool("SCHEDULER_PERSIST") is True  # trap: first finisher wipes the queue
+    assert settings["SCHEDULER_QUEUE_KEY"] % {"spider": "site"} == "j:site:requests"
+    assert settings["SCHEDULER_DUPEFILTER_KEY"] % {"spider": "site"} == "j:site:dupefilter"
+    assert "websim_crawler.distributed.seeds.RedisSeeds" in settings["EXTENSIONS"]
+    plain = Settings({"EXTENSIONS": {}})
+    RedisAddon().update_settings(plain)
+    assert plain["SCHEDULER"] == "scrapy.core.scheduler.Scheduler"
+    assert "websim_crawler.distributed.addon.RedisAddon" in project_settings.ADDONS
+
+
+def test_read_seeds_checks_urls_and_skips_comments(tmp_path: Path) -> None:
+    seeds_file = tmp_path / "seeds.txt"
+    seeds_file.write_text("# start pages\nhttp://b.org/\n\nhttp://a.org/\n", encoding="utf-8")
+    assert read_seeds("site", ["http://a.org/"], [str(seeds_file)]) == [
+        "http://a.org/",
+        "http://b.org/",
+    ]
+    assert read_seeds("deepweb", ["tea", " green  tea", "tea"], []) == ["tea", "green tea"]
+    with pytest.raises(ConfigError, match="absolute http"):
+        read_seeds("site", ["example.org"], [])
+    with pytest.raises(InputFormatError, match="cannot read seed file"):
+        read_seeds("site", [], [str(tmp_path / "missing.txt")])
+
+
+def test_seed_command_needs_a_redis_url(monkeypatch: pytest.MonkeyPatch, capsys: Any) -> None:
+    monkeypatch.delenv("WEBSIM_REDIS_URL", raising=False)
+    assert main(["seed", "site", "http://a.org/"]) == 2
+    assert "--redis" in capsys.readouterr().err
+
+
+# --- two real workers ---------------------------------------------------------------------------
+
+requires_redis = pytest.mark.skipif(
+    shutil.which("redis-server") is None, reason="redis-server is not installed (apt redis-server)"
+)
+
+
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    with LocalRedis() as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def slow_demo_site() -> Iterator[str]:
+    """The demo site, answering each request after 20 ms so two workers interleave."""
+    base = make_handler(Archive.bundled())
+
+    class SlowHandler(base):  # type: ignore[valid-type,misc]
+        def answer(self, path: str, parameters: dict[str, str]) -> None:
+            time.sleep(0.02)
+            super().answer(path, parameters)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+CRAWL_SETTINGS = ("AUTOTHROTTLE_ENABLED=0", "LOG_LEVEL=INFO", "CONCURRENT_REQUESTS_PER_DOMAIN=4")
+
+
+def crawl_command(spider: str, output: Path, *extra: str) -> list[str]:
+    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", str(output)]
+    for value in (*CRAWL_SETTINGS, f"LOG_FILE={output.with_suffix('.log')}"):
+        command += ["-s", value]
+    return command + list(extra)
+
+
+def run_workers(commands: list[list[str]]) -> None:
+    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+    workers = [subprocess.Popen(command, cwd=REPO, env=environment) for command in commands]
+    try:
+        codes = [worker.wait(timeout=240) for worker in workers]
+    finally:
+        for worker in workers:
+            if worker.poll() is None:
+                worker.kill()
+    assert codes == [0] * len(commands)
+
+
+def worker_options(redis_url: str, prefix: str) -> list[str]:
+    options = [f"WEBSIM_REDIS_URL={redis_url}", f"WEBSIM_REDIS_PREFIX={prefix}"]
+    options += ["WEBSIM_REDIS_MAX_IDLE=3", "WEBSIM_REDIS_POLL_INTERVAL=0.2"]
+    return [part for option in options for part in ("-s", option)]
+
+
+def urls_of(path: Path) -> list[str]:
+    return [str(record["url"]) for record in iter_jsonl(path)]
+
+
+@requires_redis
+@pytest.mark.slow
+def test_two_site_workers_crawl_each_page_once_and_cluster_the_union(
+    redis_url: str, slow_demo_site: str, tmp_path: Path
+) -> None:
+    reference = tmp_path / "single.jsonl"
+    run_workers([crawl_command("site", reference, "-a", f"start_url={slow_demo_site}")])
+    # The start URL seeded twice, as two operators might: still fetched once (trap 1).
+    for _ in range(2):
+        assert main(["seed", "site", slow_demo_site, "--redis", redis_url, "--prefix", "t1"]) == 0
+    outputs = [tmp_path / "worker-1.jsonl", tmp_path / "worker-2.jsonl"]
+    started = time.monotonic()
+    run_workers([crawl_command("site", out, *worker_options(redis_url, "t1")) for out in outputs])
+    assert time.monotonic() - started < 120  # trap 2: idle workers stop by themselves
+
+    per_worker = [urls_of(path) for path in outputs]
+    counts = Counter(url for urls in per_worker for url in urls)
+    assert max(counts.values()) == 1, [url for url, n in counts.items() if n > 1]
+    assert set(counts) == set(urls_of(reference))  # none missing
+    assert all(len(urls) >= 5 for urls in per_worker), [len(urls) for urls in per_worker]
+    for path in outputs:
+        log = path.with_suffix(".log").read_text(encoding="utf-8")
+        assert "'websim/redis/idle_close': True" in log
+
+    clusters = tmp_path / "clusters.json"
+    command = ["cluster", *map(str, outputs), "-o", str(clusters), "--n-clusters", "5"]
+    assert main([*command, "--no-progress"]) == 0
+    report = json.loads(clusters.read_text(encoding="utf-8"))
+    clustered = {document["url"] for document in report["documents"]}
+    assert clustered & set(per_worker[0]) and clustered & set(per_worker[1])
+    skipped = sum(report["input"]["skipped"].values())
+    assert len(clustered) + skipped == len(counts)
+
+
+@requires_redis
+@pytest.mark.slow
+def test_two_deepweb_workers_share_seeded_queries(
+    redis_url: str, slow_demo_site: str, tmp_path: Path
+) -> None:
+    arguments = ["-a", f"start_url={slow_demo_site}", "-a", "follow=1"]
+    reference = tmp_path / "single.jsonl"
+    run_workers(
+        [crawl_command("deepweb", reference, *arguments, "-a", "queries=" + ",".join(QUERIES))]
+    )
+    seed = ["seed", "deepweb", *QUERIES, "--redis", redis_url, "--prefix", "t2", "--reset"]
+    assert main(seed) == 0
+    outputs = [tmp_path / "worker-1.jsonl", tmp_path / "worker-2.jsonl"]
+    run_workers(
+        [
+            crawl_command("deepweb", out, *arguments, *worker_options(redis_url, "t2"))
+            for out in outputs
+        ]
+    )
+    pages = [(record["kind"], record["url"]) for path in outputs for record in iter_jsonl(path)]
+    expected = [(record["kind"], record["url"]) for record in iter_jsonl(reference)]
+    assert Counter(pages) == Counter(expected)  # the same pages, each once
+    assert {kind for kind, _ in pages} == {"results", "record"}
+    queries = {record["query"] for path in outputs for record in iter_jsonl(path)}
+    assert queries == set(QUERIES)

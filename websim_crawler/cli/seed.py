@@ -1,0 +1,93 @@
+"""``websim seed``: push start URLs or queries into Redis for distributed ``site``/``deepweb``."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import Any
+
+from websim_crawler._imports import require
+from websim_crawler.distributed.params import DistributedParams, redacted_url
+from websim_crawler.distributed.seeds import seed_entry
+from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
+from websim_crawler.spiders._args import parse_http_url
+
+SEED_FIELDS = {"site": "url", "deepweb": "query"}
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``seed`` subcommand."""
+    parser = subparsers.add_parser(
+        "seed",
+        help="push start URLs (site) or queries (deepweb) into Redis for distributed workers",
+        description=(
+            "Push seeds into the Redis list PREFIX:SPIDER:seeds that workers started with "
+            "'scrapy crawl SPIDER -s WEBSIM_REDIS_URL=...' read from: start URLs for 'site', "
+            "queries for 'deepweb'. --reset first deletes the crawl's shared queue, duplicate "
+            "filter and seeds (a fresh crawl)."
+        ),
+    )
+    parser.add_argument("spider", choices=sorted(SEED_FIELDS), help="the spider the seeds are for")
+    parser.add_argument("seeds", nargs="*", metavar="SEED", help="start URLs or queries")
+    parser.add_argument(
+        "-f", "--file", action="append", default=[], help="read seeds from a file, one a line"
+    )
+    parser.add_argument(
+        "--redis",
+        default=os.environ.get("WEBSIM_REDIS_URL"),
+        help="Redis URL, e.g. redis://host:6379/0 (default: $WEBSIM_REDIS_URL)",
+    )
+    parser.add_argument(
+        "--prefix",
+        default=DistributedParams().key_prefix,
+        help="key prefix, as WEBSIM_REDIS_PREFIX of the workers (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--reset",
+        action="store_true",
+        help="delete the crawl's queue, duplicate filter and seeds before pushing",
+    )
+    parser.set_defaults(func=run)
+
+
+def read_seeds(spider: str, values: list[str], files: list[str]) -> list[str]:
+    """Collect the seeds (arguments, then files; ``#`` lines and repeats left out), checked."""
+    collected = list(values)
+    for name in files:
+        try:
+            text = Path(name).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputFormatError(f"cannot read seed file {name}: {exc}") from exc
+        collected.extend(line for line in text.splitlines() if not line.lstrip().startswith("#"))
+    seeds = list(dict.fromkeys(" ".join(value.split()) for value in collected))
+    seeds = [seed for seed in seeds if seed]
+    if spider == "site":
+        seeds = [parse_http_url("seed", "start_url", seed) for seed in seeds]
+    return seeds
+
+
+def run(args: argparse.Namespace) -> int:
+    """Push the seeds; print how many wait in Redis."""
+    if not args.redis:
+        raise ConfigError("give the Redis URL: --redis redis://host:6379/0 or $WEBSIM_REDIS_URL")
+    params = DistributedParams(redis_url=args.redis, key_prefix=args.prefix)
+    seeds = read_seeds(args.spider, args.seeds, args.file)
+    if not seeds and not args.reset:
+        raise ConfigError("no seeds given: pass them as arguments or with --file FILE")
+    keys = params.keys(args.spider)
+    redis = require("redis")
+    try:
+        server = redis.Redis.from_url(args.redis)
+        with server.pipeline(transaction=True) as pipe:
+            if args.reset:
+                pipe.delete(*keys.all())
+            if seeds:
+                pipe.rpush(keys.seeds, *(seed_entry(SEED_FIELDS[args.spider], s) for s in seeds))
+            pipe.llen(keys.seeds)
+            waiting = pipe.execute()[-1]
+    except redis.RedisError as exc:
+        raise WebsimError(f"Redis at {redacted_url(args.redis)}: {exc}") from exc
+    reset = " (queue, duplicate filter and seeds reset)" if args.reset else ""
+    print(f"pushed {len(seeds)} seed(s) to {keys.seeds}{reset}; {waiting} waiting")
+    return 0

@@ -1,0 +1,70 @@
+"""The switch to distributed crawling: ``-s WEBSIM_REDIS_URL=redis://host:6379/0``.
+
+The add-on (enabled in the project settings, inert while ``WEBSIM_REDIS_URL`` is unset) puts
+scrapy-redis' scheduler and duplicate filter in place, keeps the shared queue when a worker
+finishes (``SCHEDULER_PERSIST``), and adds :class:`~websim_crawler.distributed.seeds.RedisSeeds`,
+which feeds the spiders their seeds from Redis and stops a worker once it has been idle for
+``WEBSIM_REDIS_MAX_IDLE`` seconds.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+from scrapy.exceptions import ScrapyDeprecationWarning
+from scrapy.settings import BaseSettings
+
+from websim_crawler._imports import require
+from websim_crawler.config import WebsimConfig
+from websim_crawler.distributed.params import redacted_url
+
+logger = logging.getLogger(__name__)
+
+SCHEDULER = "websim_crawler.distributed.scheduler.WorkerScheduler"
+DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"
+QUEUE = "scrapy_redis.queue.PriorityQueue"
+SEEDS_EXTENSION = "websim_crawler.distributed.seeds.RedisSeeds"
+
+
+class RedisAddon:
+    """Turn the crawl into a worker on a shared Redis frontier when ``WEBSIM_REDIS_URL`` is set."""
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        """Set the scrapy-redis scheduler, duplicate filter and keys (add-on priority)."""
+        params = WebsimConfig.from_settings(settings).distributed
+        if params.redis_url is None:
+            return
+        require("scrapy_redis")
+        require("redis")
+        # scrapy-redis 0.9.1 still calls APIs Scrapy 2.13+ deprecates; the warnings are its own.
+        warnings.filterwarnings(
+            "ignore", category=ScrapyDeprecationWarning, module=r"scrapy_redis(\.|$)"
+        )
+        template = f"{params.key_prefix}:%(spider)s"
+        values = {
+            "SCHEDULER": SCHEDULER,
+            "DUPEFILTER_CLASS": DUPEFILTER,
+            "SCHEDULER_QUEUE_CLASS": QUEUE,
+            "SCHEDULER_QUEUE_KEY": f"{template}:requests",
+            "SCHEDULER_DUPEFILTER_KEY": f"{template}:dupefilter",
+            "REDIS_URL": params.redis_url,
+            # The first worker to finish must not wipe the queue the others still work on.
+            "SCHEDULER_PERSIST": True,
+            "SCHEDULER_FLUSH_ON_START": False,
+        }
+        for name, value in values.items():
+            settings.set(name, value, priority="addon")
+        settings["EXTENSIONS"][SEEDS_EXTENSION] = 0
+        if settings.get("JOBDIR"):
+            logger.warning("JOBDIR is ignored by distributed workers: the frontier is in Redis")
+        if settings.get("WEBSIM_CLUSTERS_OUTPUT"):
+            logger.warning(
+                "WEBSIM_CLUSTERS_OUTPUT clusters only this worker's pages; cluster the union "
+                "with: websim cluster worker-1.jsonl worker-2.jsonl ... -o clusters.json"
+            )
+        logger.info(
+            "distributed crawl: frontier, duplicate filter and seeds in %s under %s:SPIDER:*",
+            redacted_url(params.redis_url),
+            params.key_prefix,
+        )

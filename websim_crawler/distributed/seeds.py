@@ -1,0 +1,164 @@
+"""Feed a worker its spider's seeds from Redis and stop it once there is no work left.
+
+Seeds are the entries of the list ``PREFIX:SPIDER:seeds`` (``websim seed`` pushes them): JSON
+objects such as ``{"url": "https://example.org/"}`` (``site``) or ``{"query": "volcanoes"}``
+(``deepweb``), or a bare string taken as the spider's ``seed_field``. When the worker has
+nothing to do it takes up to ``WEBSIM_REDIS_SEED_BATCH`` seeds and asks the spider to turn each
+into requests (``spider.seed_requests(seed)``); those go through the shared duplicate filter, so
+a start URL seeded twice, or reached first as a link by another worker, is fetched once.
+
+The worker stops when it has had no seed, no shared request and nothing in progress for
+``WEBSIM_REDIS_MAX_IDLE`` seconds (scrapy-redis' own spiders wait forever by default).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+from scrapy import Request, Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import DontCloseSpider, NotConfigured
+
+from websim_crawler._imports import require
+from websim_crawler.config import WebsimConfig
+from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.errors import InputFormatError, WebsimError
+
+logger = logging.getLogger(__name__)
+
+
+class SeededSpider(Protocol):
+    """What a spider offers to read seeds: the field of a bare seed and the request maker."""
+
+    name: str
+    seed_field: str
+
+    def seed_requests(self, seed: Mapping[str, Any]) -> Iterable[Request]: ...
+
+
+class RedisSeeds:
+    """Extension: seeds from Redis on idle, and the idle timeout that ends a worker."""
+
+    def __init__(self, crawler: Crawler, params: DistributedParams) -> None:
+        self.crawler = crawler
+        self.params = params
+        redis = require("redis")
+        assert params.redis_url is not None
+        self.server = redis.Redis.from_url(params.redis_url)
+        self.key = ""
+        self.idle_since: float | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RedisSeeds:
+        """Build the extension; ``NotConfigured`` unless ``WEBSIM_REDIS_URL`` is set."""
+        params = WebsimConfig.from_settings(crawler.settings).distributed
+        if params.redis_url is None:
+            raise NotConfigured("WEBSIM_REDIS_URL is not set")
+        extension = cls(crawler, params)
+        crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(extension.spider_idle, signal=signals.spider_idle)
+        crawler.signals.connect(extension.response_received, signal=signals.response_received)
+        return extension
+
+    def spider_opened(self, spider: Spider) -> None:
+        """Find the spider's seed list; make the idle engine look for shared work more often."""
+        self.key = self.params.keys(spider.name).seeds
+        engine = self.crawler.engine
+        # Scrapy re-checks an idle scheduler every 5 s (a private class constant, read when the
+        # engine starts): a worker waiting for requests pushed by others should check sooner.
+        if engine is not None and hasattr(engine, "_SLOT_HEARTBEAT_INTERVAL"):
+            engine._SLOT_HEARTBEAT_INTERVAL = self.params.poll_interval
+        if isinstance(getattr(spider, "seed_field", None), str):
+            logger.info(
+                "%s worker: seeds from Redis list %s (%d waiting)",
+                spider.name,
+                self.key,
+                self.server.llen(self.key),
+            )
+        else:
+            logger.info("%s worker: this spider reads no seeds from Redis", spider.name)
+
+    def response_received(self) -> None:
+        """Note that the worker is busy (it restarts the idle clock)."""
+        self.idle_since = None
+        self._stats().set_value("websim/redis/last_response_time", datetime.now(UTC))
+
+    def spider_idle(self, spider: Spider) -> None:
+        """Schedule the next seeds; keep the worker open until it has idled long enough."""
+        scheduled = 0
+        if isinstance(getattr(spider, "seed_field", None), str):
+            scheduled = self._schedule_seeds(spider)  # type: ignore[arg-type]
+        now = time.monotonic()
+        if scheduled:
+            self.idle_since = None
+            raise DontCloseSpider
+        if self.idle_since is None:
+            self.idle_since = now
+        if now - self.idle_since < self.params.max_idle:
+            raise DontCloseSpider
+        self._stats().set_value("websim/redis/idle_close", True)
+        logger.info(
+            "%s worker: no seed, no shared request and nothing in progress for %.1f s: stopping",
+            spider.name,
+            now - self.idle_since,
+        )
+
+    def _schedule_seeds(self, spider: SeededSpider) -> int:
+        """Take a batch of seeds and crawl their requests; return how many were scheduled."""
+        with self.server.pipeline(transaction=True) as pipe:
+            pipe.lrange(self.key, 0, self.params.seed_batch - 1)
+            pipe.ltrim(self.key, self.params.seed_batch, -1)
+            raw_seeds, _ = pipe.execute()
+        stats = self._stats()
+        engine = self.crawler.engine
+        assert engine is not None
+        scheduled = 0
+        for raw in raw_seeds:
+            stats.inc_value("websim/redis/seeds/taken")
+            try:
+                seed = parse_seed(raw, spider.seed_field)
+                requests = list(spider.seed_requests(seed))
+            except WebsimError as exc:
+                stats.inc_value("websim/redis/seeds/invalid")
+                logger.warning("%s worker: seed %r skipped: %s", spider.name, raw[:200], exc)
+                continue
+            for request in requests:
+                engine.crawl(request)
+                scheduled += 1
+        if scheduled:
+            stats.inc_value("websim/redis/seeds/requests", scheduled)
+        return scheduled
+
+    def _stats(self) -> Any:
+        assert self.crawler.stats is not None
+        return self.crawler.stats
+
+
+def parse_seed(raw: bytes | str, bare_field: str) -> dict[str, Any]:
+    """Read one seed: a JSON object, or a bare string that becomes ``{bare_field: string}``."""
+    try:
+        text = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+    except UnicodeDecodeError as exc:
+        raise InputFormatError(f"not UTF-8 text: {exc}") from exc
+    text = text.strip()
+    if not text:
+        raise InputFormatError("empty seed")
+    if not text.startswith("{"):
+        return {bare_field: text}
+    try:
+        seed = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputFormatError(f"not valid JSON: {exc}") from exc
+    if not isinstance(seed, dict):
+        raise InputFormatError("a JSON seed must be an object")
+    return seed
+
+
+def seed_entry(field: str, value: str) -> str:
+    """Return the JSON text ``websim seed`` pushes for one URL or query."""
+    return json.dumps({field: value}, ensure_ascii=False)
