@@ -1,0 +1,412 @@
+"""Fuzzy c-means clustering: quality on real labelled pages, speed and memory against skfuzzy.
+
+(a) Quality: NMI, ARI and purity against labels, averaged over ``--seeds`` random seeds.
+  * ``big9`` (360 news pages, 9 site labels): keywords from the HTML twice, once by websim's page
+    analysis (main-content keywords) and once from all visible text (core.text).
+  * ``webkb`` (877 pages, 5 class labels): the binary stemmed-word vectors as keyword counts.
+  Every method gets the same tf-idf rows (or the same LSA rows): k-means (scikit-learn),
+  skfuzzy's c-means, and websim's ``FuzzyCMeans``; then the choices behind websim's defaults
+  (LSA dimensions x fuzziness m, initialisation, restarts) and what ``auto`` picks.
+(b) Speed and memory: synthetic topic documents over a 20k-term vocabulary at N = 1k, 10k, 100k.
+  ``FuzzyCMeans`` (sparse) and ``skfuzzy.cluster.cmeans`` (dense, shaped features x samples) run
+  the same number of iterations from the same initial memberships (euclidean, m=2, the only
+  setting they share); the largest membership difference shows they compute the same thing.
+  Then websim's whole default job (tf-idf, LSA, spherical FCM with restarts) at each N, timed
+  without tracemalloc (it slows Python loops) and traced in a second run for memory.
+  Memory is the peak of ``tracemalloc`` (numpy and scipy allocations) during the call; skfuzzy's
+  includes the dense copy of the rows it needs. PC near 1/k shows the m=2 collapse on raw tf-idf.
+
+Usage::
+
+    .venv/bin/python benchmarks/clustering.py                  # everything
+    .venv/bin/python benchmarks/clustering.py --part quality
+    .venv/bin/python benchmarks/clustering.py --part speed --sizes 1000,10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import tarfile
+import time
+import tracemalloc
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+import skfuzzy
+from sklearn.cluster import KMeans
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+from websim_crawler.core.analysis import analyse_page
+from websim_crawler.core.clustering import (
+    ClusteringParams,
+    Document,
+    FuzzyCMeans,
+    cluster_documents,
+    lsa_reduce,
+    tfidf_vectors,
+)
+from websim_crawler.core.clustering.auto import VALIDITY_INDICES, candidate_range, choose_n_clusters
+from websim_crawler.core.html import parse_html, remove_invisible
+from websim_crawler.core.text import detect_language, keyword_counts
+from websim_crawler.errors import WebsimError
+
+DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
+DEFAULT_CACHE = Path("/tmp/websim-bench-cache")
+DEFAULTS = ClusteringParams()
+
+
+@dataclass
+class LabelledSet:
+    """Keyword counts of labelled pages."""
+
+    name: str
+    keywords: list[dict[str, float]]
+    labels: list[str]
+
+
+# --- data ---------------------------------------------------------------------------------------
+
+
+def unpack(archive: Path, cache: Path) -> Path:
+    """Unpack a tarball or zip once into the cache folder and return that folder."""
+    target = cache / archive.name.split(".")[0]
+    if not target.exists():
+        target.mkdir(parents=True)
+        if archive.suffix == ".zip":
+            with zipfile.ZipFile(archive) as bundle:
+                bundle.extractall(target)
+        else:
+            with tarfile.open(archive) as bundle:
+                bundle.extractall(target, filter="data")
+    return target
+
+
+def visible_text_keywords(html: bytes) -> dict[str, float]:
+    root = parse_html(html)
+    remove_invisible(root)
+    text = root.text_content()
+    return dict(keyword_counts([text], detect_language(text)))
+
+
+def load_big9(cache: Path) -> Iterator[LabelledSet]:
+    folder = unpack(DATASETS / "big9" / "big9.tar.xz", cache)
+    main_content: list[dict[str, float]] = []
+    visible: list[dict[str, float]] = []
+    labels: list[str] = []
+    with open(DATASETS / "big9" / "big9_site_labels.csv", encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            html = (folder / row["html_file"].removeprefix("Extraction/")).read_bytes()
+            try:
+                keywords: dict[str, float] = dict(analyse_page(html).keywords)
+            except WebsimError:
+                keywords = {}
+            main_content.append(keywords)
+            visible.append(visible_text_keywords(html))
+            labels.append(row["site"])
+    yield LabelledSet("big9 main-content keywords", main_content, labels)
+    yield LabelledSet("big9 visible-text keywords", visible, labels)
+
+
+def load_webkb(cache: Path) -> LabelledSet:
+    folder = unpack(DATASETS / "webkb-graph" / "webkb.zip", cache)
+    keywords, labels = [], []
+    for path in sorted(folder.rglob("*.content")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            fields = line.split()
+            values = fields[1:-1]
+            keywords.append({f"w{i}": 1.0 for i, value in enumerate(values) if value != "0"})
+            labels.append(fields[-1])
+    return LabelledSet("webkb word vectors", keywords, labels)
+
+
+# --- quality ------------------------------------------------------------------------------------
+
+
+def purity(truth: Sequence[str], predicted: np.ndarray) -> float:
+    truth_array = np.asarray(truth)
+    total = 0
+    for cluster in np.unique(predicted):
+        _values, counts = np.unique(truth_array[predicted == cluster], return_counts=True)
+        total += counts.max()
+    return total / len(truth_array)
+
+
+def scores(truth: Sequence[str], predicted: np.ndarray) -> tuple[float, float, float]:
+    return (
+        normalized_mutual_info_score(truth, predicted),
+        adjusted_rand_score(truth, predicted),
+        purity(truth, predicted),
+    )
+
+
+Method = Callable[[Any, int, int], np.ndarray]  # (rows, k, seed) -> labels
+
+
+def kmeans(rows: Any, k: int, seed: int) -> np.ndarray:
+    return np.asarray(KMeans(k, n_init=DEFAULTS.n_init, random_state=seed).fit_predict(rows))
+
+
+def skfuzzy_labels(m: float) -> Method:
+    def run(rows: Any, k: int, seed: int) -> np.ndarray:
+        dense = rows.toarray() if sp.issparse(rows) else np.asarray(rows)
+        result = skfuzzy.cluster.cmeans(
+            dense.T.astype(np.float64), k, m, error=1e-5, maxiter=300, seed=seed
+        )
+        return np.asarray(result[1].argmax(axis=0))
+
+    return run
+
+
+def fcm(**options: Any) -> Method:
+    def run(rows: Any, k: int, seed: int) -> np.ndarray:
+        settings: dict[str, Any] = {
+            "m": DEFAULTS.fuzziness,
+            "metric": DEFAULTS.metric,
+            "init": DEFAULTS.init,
+            "n_init": DEFAULTS.n_init,
+            "tol": DEFAULTS.tol,
+            "max_iter": DEFAULTS.max_iter,
+        }
+        settings.update(options)
+        return FuzzyCMeans(k, random_state=seed, **settings).fit_predict(rows)
+
+    return run
+
+
+def mean_scores(method: Method, rows: Any, data: LabelledSet, seeds: int) -> np.ndarray:
+    k = len(set(data.labels))
+    runs = [scores(data.labels, method(rows, k, seed)) for seed in range(seeds)]
+    return np.array(runs)
+
+
+def quality(data: LabelledSet, seeds: int) -> None:
+    tfidf = tfidf_vectors(data.keywords, min_df=DEFAULTS.min_df, max_df=DEFAULTS.max_df).matrix
+    kept = np.diff(tfidf.indptr) > 0
+    data = LabelledSet(
+        data.name,
+        [keywords for keywords, keep in zip(data.keywords, kept, strict=True) if keep],
+        [label for label, keep in zip(data.labels, kept, strict=True) if keep],
+    )
+    tfidf = tfidf[kept]
+    k = len(set(data.labels))
+    lsa = lsa_reduce(tfidf, DEFAULTS.svd_components, random_state=0)
+    print(
+        f"\n## {data.name}: {tfidf.shape[0]} pages ({int((~kept).sum())} without terms left out), "
+        f"{tfidf.shape[1]} terms, {k} labels; mean of {seeds} seeds"
+    )
+    print(f"{'vectors':<10} {'method':<44} {'NMI':>12} {'ARI':>6} {'purity':>6} {'secs':>6}")
+    lsa_name = f"lsa-{DEFAULTS.svd_components}"
+    methods: list[tuple[str, str, Any, Method]] = [
+        ("tf-idf", "k-means (scikit-learn, n_init=3)", tfidf, kmeans),
+        ("tf-idf", "skfuzzy cmeans m=2 (dense)", tfidf, skfuzzy_labels(2.0)),
+        (
+            "tf-idf",
+            "FuzzyCMeans plain: euclidean m=2 random",
+            tfidf,
+            fcm(metric="euclidean", m=2.0, init="random", n_init=1),
+        ),
+        ("tf-idf", "FuzzyCMeans cosine m=2", tfidf, fcm(m=2.0)),
+        ("tf-idf", f"FuzzyCMeans cosine m={DEFAULTS.fuzziness}", tfidf, fcm()),
+        (lsa_name, "k-means (scikit-learn, n_init=3)", lsa, kmeans),
+        (lsa_name, "skfuzzy cmeans m=2", lsa, skfuzzy_labels(2.0)),
+        (
+            lsa_name,
+            f"skfuzzy cmeans m={DEFAULTS.fuzziness}",
+            lsa,
+            skfuzzy_labels(DEFAULTS.fuzziness),
+        ),
+        (lsa_name, "FuzzyCMeans websim default", lsa, fcm()),
+    ]
+    for vectors, name, rows, method in methods:
+        start = time.perf_counter()
+        results = mean_scores(method, rows, data, seeds)
+        elapsed = (time.perf_counter() - start) / seeds
+        nmi, ari, pure = results.mean(axis=0)
+        spread = results[:, 0].std()
+        print(f"{vectors:<10} {name:<44} {nmi:6.3f}±{spread:.3f} {ari:6.3f} {pure:6.3f}", end="")
+        print(f" {elapsed:6.2f}")
+    ablation(data, tfidf, seeds)
+    auto_choice(data, lsa)
+
+
+def ablation(data: LabelledSet, tfidf: sp.csr_matrix, seeds: int) -> None:
+    """NMI of FuzzyCMeans (cosine, k-means++, 3 restarts) for LSA dimensions x fuzziness."""
+    fuzziness = (2.0, 1.5, 1.2, 1.1, 1.05)
+    print(f"\nNMI, FuzzyCMeans cosine k-means++ n_init={DEFAULTS.n_init}: LSA dimensions x m")
+    print(f"{'LSA dims':<10}" + "".join(f"{'m=' + str(m):>9}" for m in fuzziness) + "   k-means")
+    for dimensions in (0, 20, 50, 100, 200):
+        reduced = lsa_reduce(tfidf, dimensions, random_state=0)
+        rows = reduced if reduced is not None else tfidf
+        cells = [mean_scores(fcm(m=m), rows, data, seeds)[:, 0].mean() for m in fuzziness]
+        baseline = mean_scores(kmeans, rows, data, seeds)[:, 0].mean()
+        label = "none" if dimensions == 0 else str(dimensions)
+        print(f"{label:<10}" + "".join(f"{cell:9.3f}" for cell in cells) + f"{baseline:10.3f}")
+    reduced = lsa_reduce(tfidf, DEFAULTS.svd_components, random_state=0)
+    print(
+        f"initialisation and restarts at the defaults (LSA {DEFAULTS.svd_components}, "
+        f"m={DEFAULTS.fuzziness}):"
+    )
+    for name, method in (
+        ("k-means++, n_init=1", fcm(n_init=1)),
+        ("random rows, n_init=1", fcm(init="random", n_init=1)),
+        ("k-means++, n_init=3", fcm(n_init=3)),
+        ("random rows, n_init=3", fcm(init="random", n_init=3)),
+    ):
+        results = mean_scores(method, reduced, data, seeds)
+        print(f"  {name:<24} NMI {results[:, 0].mean():.3f}±{results[:, 0].std():.3f}")
+
+
+def auto_choice(data: LabelledSet, rows: Any) -> None:
+    candidates = candidate_range(rows.shape[0], DEFAULTS.max_clusters)
+    for index in VALIDITY_INDICES:
+        model, _scores = choose_n_clusters(
+            rows,
+            candidates,
+            lambda k: FuzzyCMeans(k, m=DEFAULTS.fuzziness, n_init=DEFAULTS.n_init, random_state=0),
+            index,
+        )
+        nmi, ari, pure = scores(data.labels, model.membership_.argmax(axis=1))
+        print(
+            f"auto by {index:<22} ({candidates[0]}..{candidates[-1]}): k={model.n_clusters:<3}"
+            f"(labels: {len(set(data.labels))})  NMI {nmi:.3f} ARI {ari:.3f} purity {pure:.3f}"
+        )
+
+
+# --- speed --------------------------------------------------------------------------------------
+
+
+def synthetic_documents(
+    n_documents: int, vocabulary: int = 20_000, topics: int = 20, seed: int = 0
+) -> tuple[list[dict[str, float]], np.ndarray]:
+    """Documents of 40 topic words (Zipf-weighted, 300 per topic) and 40 background words."""
+    rng = np.random.default_rng(seed)
+    zipf = 1.0 / np.arange(1, vocabulary + 1)
+    background = zipf / zipf.sum()
+    topic_words = np.array([rng.choice(vocabulary, 300, replace=False) for _ in range(topics)])
+    topic_weights = 1.0 / np.arange(1, 301) ** 0.8
+    topic_weights /= topic_weights.sum()
+    labels = rng.integers(topics, size=n_documents)
+    own = topic_words[labels[:, None], rng.choice(300, size=(n_documents, 40), p=topic_weights)]
+    common = rng.choice(vocabulary, size=(n_documents, 40), p=background)
+    documents = []
+    for words in np.hstack([own, common]):
+        terms, counts = np.unique(words, return_counts=True)
+        documents.append(
+            {f"t{term}": float(count) for term, count in zip(terms, counts, strict=True)}
+        )
+    return documents, labels
+
+
+def measure(call: Callable[[], Any]) -> tuple[Any, float, float]:
+    """Return (result, seconds, peak traced MB) of a call."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    result = call()
+    elapsed = time.perf_counter() - start
+    _current, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    return result, elapsed, peak / 1e6
+
+
+def skfuzzy_fixed_iterations(
+    rows: sp.csr_matrix, k: int, iterations: int, initial: np.ndarray
+) -> tuple[Any, ...]:
+    """Run skfuzzy's c-means for exactly ``iterations`` steps on the dense rows."""
+    dense = rows.toarray().astype(np.float64).T
+    return tuple(skfuzzy.cluster.cmeans(dense, k, 2.0, error=0.0, maxiter=iterations, init=initial))
+
+
+def speed(sizes: Sequence[int], iterations: int, skfuzzy_max: int) -> None:
+    k = 20
+    print(
+        f"\n## speed and memory: {k} clusters, {iterations + 1} membership updates, m=2 euclidean"
+    )
+    print(
+        f"{'N':>7} {'terms':>6} {'nnz':>9} | {'FCM s':>7} {'FCM MB':>7} | {'skfuzzy s':>9} "
+        f"{'skfz MB':>8} | {'speed x':>7} {'memory x':>8} {'max|dU|':>8} {'PC':>5}"
+    )
+    jobs = []
+    for n_documents in sizes:
+        documents, labels = synthetic_documents(n_documents)
+        start = time.perf_counter()
+        tfidf = tfidf_vectors(documents).matrix
+        vectorise_seconds = time.perf_counter() - start
+        rng = np.random.default_rng(1)
+        initial = rng.random((k, n_documents))
+        initial /= initial.sum(axis=0)
+        weights = (initial**2).T.astype(np.float32)
+        first_centers = np.asarray((tfidf.T @ weights).T) / weights.sum(axis=0)[:, None]
+        estimator = FuzzyCMeans(
+            k, m=2.0, metric="euclidean", init=first_centers, tol=0.0, max_iter=iterations
+        )
+        model, ours_seconds, ours_mb = measure(partial(estimator.fit, tfidf))
+        line = (
+            f"{n_documents:>7} {tfidf.shape[1]:>6} {tfidf.nnz:>9} | "
+            f"{ours_seconds:7.2f} {ours_mb:7.0f} | "
+        )
+        dense_gb = n_documents * tfidf.shape[1] * 8 / 1e9
+        if n_documents <= skfuzzy_max:
+            result, theirs_seconds, theirs_mb = measure(
+                partial(skfuzzy_fixed_iterations, tfidf, k, iterations + 1, initial)
+            )
+            difference = np.abs(result[1].T - model.membership_).max()
+            line += (
+                f"{theirs_seconds:9.2f} {theirs_mb:8.0f} | {theirs_seconds / ours_seconds:7.1f} "
+                f"{theirs_mb / ours_mb:8.1f} {difference:8.1e} {model.partition_coefficient_:5.3f}"
+            )
+        else:
+            line += f"{'skipped':>9} {'':>8} | dense input alone would be {dense_gb:.0f} GB"
+        print(line, flush=True)
+        jobs.append((n_documents, documents, labels, vectorise_seconds))
+
+    print(
+        f"\nwebsim default job (tf-idf, LSA {DEFAULTS.svd_components}, cosine m="
+        f"{DEFAULTS.fuzziness}, k-means++ x{DEFAULTS.n_init}, k={k} given):"
+    )
+    print(f"{'N':>7} {'tf-idf s':>8} {'job s':>7} {'job MB':>7} {'iters':>5} {'NMI':>6}")
+    params = ClusteringParams(n_clusters=k)
+    for n_documents, documents, labels, vectorise_seconds in jobs:
+        collection = [Document(f"doc{i}", counts) for i, counts in enumerate(documents)]
+        start = time.perf_counter()
+        result = cluster_documents(collection, params)
+        seconds = time.perf_counter() - start
+        # A second, traced run for memory: tracemalloc slows the vectoriser's Python loops.
+        _result, _seconds, megabytes = measure(partial(cluster_documents, collection, params))
+        nmi = normalized_mutual_info_score(labels, result.labels)
+        print(
+            f"{n_documents:>7} {vectorise_seconds:8.2f} {seconds:7.2f} {megabytes:7.0f} "
+            f"{result.validity['n_iter']:>5} {nmi:6.3f}",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("quality", "speed", "all"), default="all")
+    parser.add_argument("--seeds", type=int, default=5, help="seeds averaged in (a)")
+    parser.add_argument("--sizes", default="1000,10000,100000", help="N values in (b)")
+    parser.add_argument("--iterations", type=int, default=10, help="iterations timed in (b)")
+    parser.add_argument(
+        "--skfuzzy-max", type=int, default=10_000, help="largest N given to skfuzzy (dense)"
+    )
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
+    args = parser.parse_args()
+    if args.part in ("quality", "all"):
+        if not DATASETS.exists():
+            raise SystemExit(f"datasets not found at {DATASETS}")
+        for data in (*load_big9(args.cache_dir), load_webkb(args.cache_dir)):
+            quality(data, args.seeds)
+    if args.part in ("speed", "all"):
+        sizes = [int(size) for size in args.sizes.split(",")]
+        speed(sizes, args.iterations, args.skfuzzy_max)
+
+
+if __name__ == "__main__":
+    main()
