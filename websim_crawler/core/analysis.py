@@ -15,6 +15,7 @@ Steps, each visible and switchable through ``AnalysisParams``:
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -33,7 +34,13 @@ from websim_crawler.core.html import (
     remove_invisible,
 )
 from websim_crawler.core.params import setting, validate
-from websim_crawler.core.segment import Segment, parse_box, segment_page
+from websim_crawler.core.segment import (
+    STRONG_BOILERPLATE_WORDS,
+    Line,
+    Segment,
+    parse_box,
+    segment_page,
+)
 from websim_crawler.core.site_memory import SiteTemplateMemory, chunk_fingerprint
 from websim_crawler.errors import PageError
 
@@ -71,6 +78,49 @@ class AnalysisParams:
         "WEBSIM_IMAGE_BLOCK_MAX_KEYWORDS",
         "apply the noise score only to chunks with at most this many keywords (-1: to all)",
         minimum=-1,
+    )
+    markup_hints: bool = setting(
+        True,
+        "WEBSIM_MARKUP_HINTS",
+        "addition: chunks inside nav/aside/footer or a class/id/role naming page furniture "
+        "(comments, share, related, sidebar...) are noise",
+    )
+    markup_hint_max_share: float = setting(
+        0.3,
+        "WEBSIM_MARKUP_HINT_MAX_SHARE",
+        "a furniture-named container holding this share of the page's text or more is a page "
+        "wrapper and its hint is ignored (comment hints always hold)",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    title_line_filter: bool = setting(
+        True,
+        "WEBSIM_TITLE_LINE_FILTER",
+        "addition: drop main-content lines that repeat the page title (the headline)",
+    )
+    furniture_line_filter: bool = setting(
+        True,
+        "WEBSIM_FURNITURE_LINE_FILTER",
+        "addition: drop main-content lines inside furniture-named elements (byline, date, share) "
+        "or <time>, and copyright notices",
+    )
+    caption_filter: bool = setting(
+        True, "WEBSIM_CAPTION_FILTER", "addition: drop figure and table captions from main content"
+    )
+    line_link_threshold: float = setting(
+        1.0,
+        "WEBSIM_LINE_LINK_THRESHOLD",
+        "addition: drop main-content lines (not headings) whose share of link text is above this "
+        "(1: off)",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    edge_trim_chars: int = setting(
+        40,
+        "WEBSIM_EDGE_TRIM_CHARS",
+        "addition: drop lines shorter than this that end no sentence from the start and end of "
+        "the main content (labels, dates, 'Related posts'; 0: off)",
+        minimum=0,
     )
     duplicate_filter: bool = setting(
         True, "WEBSIM_DUPLICATE_FILTER", "remove duplicate chunks within a page (step 4)"
@@ -127,14 +177,14 @@ class AnalysisParams:
         minimum=0.0,
     )
     size_exponent: float = setting(
-        0.0,
+        1.0,
         "WEBSIM_SIZE_EXPONENT",
         "main-chunk choice: sub-chunk weight scaled by N**exponent (0: the paper's plain sum)",
         minimum=0.0,
         maximum=2.0,
     )
     main_chunk_ratio: float = setting(
-        1.0,
+        0.5,
         "WEBSIM_MAIN_CHUNK_RATIO",
         "other main chunks scoring at least this share of the best join the main content",
         minimum=0.0,
@@ -263,6 +313,81 @@ def box_position_ratio(
     return (overlap_x * overlap_y) / (width * height)
 
 
+# --- additions: line-level boilerplate inside the main content -----------------------------
+
+_COPYRIGHT_RE = re.compile(
+    r"©|\(c\)\s*(?:19|20)\d\d|\bcopyright\b|all rights reserved|alle rechte vorbehalten"
+    r"|tous droits réservés|wszelkie prawa zastrzeżone|todos los derechos reservados"
+    r"|tutti i diritti riservati|alle rechten voorbehouden",
+    re.IGNORECASE,
+)
+_COPYRIGHT_MAX_CHARS = 200
+_SENTENCE_ENDS = (".", "!", "?", "。", "！", "？", "…", '"', "”", "»", ")")
+
+
+def _fold(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def boilerplate_line(line: Line, title: str, params: AnalysisParams) -> str:
+    """Return why a line of the main content is boilerplate ("" when it is content)."""
+    if (
+        params.title_line_filter
+        and title
+        and len(line.text) >= 10
+        and _fold(line.text) in _fold(title)
+    ):
+        return "title"
+    if params.furniture_line_filter:
+        if line.furniture_share >= 0.5:
+            return "furniture"
+        if len(line.text) <= _COPYRIGHT_MAX_CHARS and _COPYRIGHT_RE.search(line.text):
+            return "copyright"
+    if params.caption_filter and line.caption_share >= 0.5:
+        return "caption"
+    if line.link_share > params.line_link_threshold and not line.heading:
+        return "links"
+    return ""
+
+
+def short_edge_line(text: str, max_chars: int) -> bool:
+    """Tell whether a line is a short label rather than a sentence (for the edge trim)."""
+    return len(text) < max_chars and not text.endswith(_SENTENCE_ENDS)
+
+
+def _main_content(
+    main_leaves: list[_Leaf], title: str, lang: str, params: AnalysisParams
+) -> tuple[str, Counter[str]]:
+    """Join the main chunks' lines without boilerplate lines; count their keywords."""
+    kept: list[tuple[_Leaf, list[str]]] = []
+    for leaf in main_leaves:
+        lines = [
+            line.text for line in leaf.segment.lines if not boilerplate_line(line, title, params)
+        ]
+        if lines:
+            kept.append((leaf, lines))
+    if params.edge_trim_chars:
+        remaining = sum(len(lines) for _leaf, lines in kept)
+        for position in (0, -1):
+            while remaining > 1 and short_edge_line(
+                kept[position][1][position], params.edge_trim_chars
+            ):
+                del kept[position][1][position]
+                remaining -= 1
+                if not kept[position][1]:
+                    del kept[position]
+    texts: list[str] = []
+    keywords: Counter[str] = Counter()
+    for leaf, lines in kept:
+        text = "\n".join(lines)
+        texts.append(text)
+        if len(lines) == len(leaf.segment.lines):
+            keywords.update(leaf.keywords)
+        else:
+            keywords.update(textlib.keyword_tokens(text, lang))
+    return "\n".join(texts), keywords
+
+
 # --- the analysis ---------------------------------------------------------------------------
 
 
@@ -343,16 +468,17 @@ def analyse_page(
         leaf.weight = chunk_weight(leaf.relevancy, leaf.frequency, leaf.position, params)
 
     if params.noise_filter:
-        _remove_noise(leaves, params)
+        hints = (
+            _markup_hints(tree, leaves, params.markup_hint_max_share) if params.markup_hints else {}
+        )
+        _remove_noise(leaves, params, hints)
     if params.duplicate_filter:
         _remove_duplicates(leaves, params.duplicate_threshold)
     if params.template_filter and site_memory is not None:
         _remove_template(leaves, _site_of(url), site_memory)
 
     main_ids, main_leaves = _choose_main_chunks(tree, leaves, params)
-    keywords: Counter[str] = Counter()
-    for leaf in main_leaves:
-        keywords.update(leaf.keywords)
+    main_text, keywords = _main_content(main_leaves, title, lang, params)
     chunks = _chunk_records(tree, order, leaves, {id(leaf.segment) for leaf in main_leaves})
     return PageAnalysis(
         url=url,
@@ -360,7 +486,7 @@ def analyse_page(
         language=lang,
         chunks=chunks,
         main_chunk_ids=tuple(main_ids),
-        main_text="\n".join(leaf.text for leaf in main_leaves),
+        main_text=main_text,
         keywords=dict(keywords.most_common()),
         links=links,
     )
@@ -396,7 +522,31 @@ def _language_sample(leaves: list[_Leaf]) -> str:
     return "\n".join(leaf.text for leaf in longest)
 
 
-def _remove_noise(leaves: list[_Leaf], params: AnalysisParams) -> None:
+def _markup_hints(tree: Segment, leaves: list[_Leaf], max_share: float) -> dict[int, str]:
+    """Return the furniture hint in force for each segment (an ancestor's or its own).
+
+    A hinted container holding ``max_share`` or more of the page's text is a page wrapper
+    whose class happens to name furniture (``has-sidebar``), so its hint is ignored; comment
+    hints always hold.
+    """
+    size = {id(leaf.segment): len(leaf.text) for leaf in leaves}
+    for node in reversed(list(_walk(tree))):
+        size[id(node)] = size.get(id(node), 0) + sum(size[id(child)] for child in node.children)
+    limit = max_share * max(1, size.get(id(tree), 0))
+    hints: dict[int, str] = {}
+    stack: list[tuple[Segment, str]] = [(tree, "")]
+    while stack:
+        node, hint = stack.pop()
+        own = node.boilerplate_hint
+        if not hint and own and (own in STRONG_BOILERPLATE_WORDS or size[id(node)] < limit):
+            hint = own
+        if hint:
+            hints[id(node)] = hint
+        stack.extend((child, hint) for child in node.children)
+    return hints
+
+
+def _remove_noise(leaves: list[_Leaf], params: AnalysisParams, hints: dict[int, str]) -> None:
     for leaf in leaves:
         if leaf.hlp > params.hyperlink_threshold:
             leaf.fate, leaf.reason = NOISE, "hyperlink_percentage"
@@ -405,6 +555,8 @@ def _remove_noise(leaves: list[_Leaf], params: AnalysisParams) -> None:
             or sum(leaf.keywords.values()) <= params.image_block_max_keywords
         ):
             leaf.fate, leaf.reason = NOISE, "noise_score"
+        elif hints.get(id(leaf.segment)):
+            leaf.fate, leaf.reason = NOISE, f"markup:{hints[id(leaf.segment)]}"
 
 
 def keyword_matrix(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import lxml.etree
 import lxml.html
@@ -66,8 +67,96 @@ BLOCK_TAGS = frozenset(
     | set(CONTAINER_RULES)
 )
 IMAGE_TAGS = frozenset({"img", "picture", "image"})
+# Words of class/id names and ARIA roles that mark page furniture rather than content.
+BOILERPLATE_WORDS = frozenset(
+    [
+        "ad",
+        "ads",
+        "advert",
+        "advertisement",
+        "author",
+        "banner",
+        "breadcrumb",
+        "breadcrumbs",
+        "byline",
+        "caption",
+        "copyright",
+        "credit",
+        "credits",
+        "date",
+        "timestamp",
+        "comment",
+        "comments",
+        "complementary",
+        "consent",
+        "contentinfo",
+        "cookie",
+        "cookies",
+        "dateline",
+        "disqus",
+        "footer",
+        "kommentar",
+        "kommentare",
+        "masthead",
+        "menu",
+        "meta",
+        "modal",
+        "nav",
+        "navbar",
+        "navigation",
+        "newsletter",
+        "pagination",
+        "popular",
+        "popup",
+        "promo",
+        "recommended",
+        "related",
+        "reply",
+        "respond",
+        "share",
+        "sharedaddy",
+        "sharing",
+        "sidebar",
+        "signup",
+        "social",
+        "sponsored",
+        "subscribe",
+        "tags",
+        "toolbar",
+        "trending",
+        "widget",
+        "widgets",
+    ]
+)
+# Furniture words no content wrapper is named after: their hint holds whatever the size.
+STRONG_BOILERPLATE_WORDS = frozenset(
+    ["comment", "comments", "disqus", "kommentar", "kommentare", "reply", "respond"]
+)
+# Class names made only of these words mark content, which no boilerplate class overrules.
+CONTENT_WORDS = frozenset(["article", "body", "content", "entry", "main", "post", "story", "text"])
+BOILERPLATE_TAGS = frozenset({"nav", "aside", "footer"})
+_NAME_WORD_RE = re.compile(r"[a-z]+|[A-Z][a-z]*")
 _SPACE_RE = re.compile(r"[ \t\r\f\v\u00a0\u200b]+")
 _BOX_RE = re.compile(r"^\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*$")
+
+
+# Flags of a piece of text: inside a hyperlink, a heading, inline furniture, a caption.
+LINK, HEADING, FURNITURE, CAPTION = 1, 2, 4, 8
+HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
+CAPTION_TAGS = frozenset({"figcaption", "caption"})
+INLINE_FURNITURE_TAGS = frozenset({"time"})
+_BREAK = ("\n", 0)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One rendered line (block) of a chunk with the shares of its characters by kind."""
+
+    text: str
+    link_share: float
+    furniture_share: float
+    caption_share: float
+    heading: bool
 
 
 @dataclass
@@ -79,33 +168,76 @@ class Segment:
     tag: str
     depth: int
     parent_id: str | None
-    text_parts: list[str] = field(default_factory=list)
-    link_parts: list[str] = field(default_factory=list)
+    pieces: list[tuple[str, int]] = field(default_factory=list)
     n_images: int = 0
     children: list[Segment] = field(default_factory=list)
     box: tuple[float, float, float, float] | None = None
     heading: bool = False
+    boilerplate_hint: str = ""
 
     @property
     def is_leaf(self) -> bool:
         """Tell whether this segment holds no child chunk."""
         return not self.children
 
+    @cached_property
+    def lines(self) -> tuple[Line, ...]:
+        """Return the segment's own lines (one per block), spaces collapsed, blanks dropped."""
+        lines: list[Line] = []
+        parts: list[str] = []
+        total = link = furniture = caption = 0
+        heading = False
+        for text, flags in (*self.pieces, _BREAK):
+            if flags or text != "\n":
+                parts.append(text)
+                size = len(text)
+                total += size
+                if flags:
+                    link += size if flags & LINK else 0
+                    furniture += size if flags & FURNITURE else 0
+                    caption += size if flags & CAPTION else 0
+                    heading = heading or bool(flags & HEADING)
+                continue
+            line = _SPACE_RE.sub(" ", "".join(parts)).strip()
+            if line:
+                scale = 1.0 / total
+                lines.append(Line(line, link * scale, furniture * scale, caption * scale, heading))
+            parts, total, link, furniture, caption, heading = [], 0, 0, 0, 0, False
+        return tuple(lines)
+
     @property
     def text(self) -> str:
         """Return the segment's own text, one line per block, spaces collapsed."""
-        return clean_text("".join(self.text_parts))
+        return "\n".join(line.text for line in self.lines)
 
     @property
     def link_text(self) -> str:
         """Return the text of the segment's own hyperlinks."""
-        return clean_text(" ".join(self.link_parts))
+        return clean_text(" ".join(text for text, flags in self.pieces if flags & LINK))
 
 
 def clean_text(raw: str) -> str:
     """Collapse spaces within lines and drop blank lines."""
     lines = (_SPACE_RE.sub(" ", line).strip() for line in raw.split("\n"))
     return "\n".join(line for line in lines if line)
+
+
+def boilerplate_hint(element: lxml.html.HtmlElement, tag: str) -> str:
+    """Return why the markup marks an element as page furniture (tag, role, class/id), or ""."""
+    if tag in BOILERPLATE_TAGS:
+        return tag
+    role = (element.get("role") or "").lower()
+    if role in BOILERPLATE_WORDS:
+        return role
+    names = f"{element.get('class') or ''} {element.get('id') or ''}".split()
+    found = ""
+    for name in names:
+        words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
+        if words and words <= CONTENT_WORDS:
+            return ""
+        if not found:
+            found = next((word for word in sorted(words) if word in BOILERPLATE_WORDS), "")
+    return found
 
 
 def child_id(parent: Segment, number: int) -> str:
@@ -131,7 +263,17 @@ class _Builder:
         )
         self.stack: list[Segment] = [self.root]
         self.runs: dict[str, Segment] = {}
-        self.link_depth = 0
+        self.flags = 0
+        self.depths = {LINK: 0, HEADING: 0, FURNITURE: 0, CAPTION: 0}
+
+    def enter(self, flag: int) -> None:
+        self.depths[flag] += 1
+        self.flags |= flag
+
+    def leave(self, flag: int) -> None:
+        self.depths[flag] -= 1
+        if not self.depths[flag]:
+            self.flags &= ~flag
 
     def _current_run(self) -> Segment:
         """Return the open loose-text run of the innermost container, opening one if needed."""
@@ -155,17 +297,14 @@ class _Builder:
             return
         if not text.strip() and self.stack[-1].chunk_id not in self.runs:
             return  # white space between containers opens no chunk
-        run = self._current_run()
-        text = text.replace("\n", " ")  # source line breaks are spaces; blocks break lines
-        run.text_parts.append(text)
-        if self.link_depth:
-            run.link_parts.append(text)
+        # Source line breaks are spaces; blocks break lines.
+        self._current_run().pieces.append((text.replace("\n", " "), self.flags))
 
     def add_break(self) -> None:
         container = self.stack[-1]
         run = self.runs.get(container.chunk_id)
         if run is not None:
-            run.text_parts.append("\n")
+            run.pieces.append(_BREAK)
 
     def open_container(self, element: lxml.html.HtmlElement, tag: str) -> None:
         parent = self.stack[-1]
@@ -178,6 +317,7 @@ class _Builder:
             depth=parent.depth + 1,
             parent_id=parent.chunk_id,
             box=parse_box(element.get("data-websim-box")) or parent.box,
+            boilerplate_hint=boilerplate_hint(element, tag),
         )
         parent.children.append(segment)
         self.stack.append(segment)
@@ -187,7 +327,7 @@ class _Builder:
         run = self.runs.pop(closed.chunk_id, None)
         if run is not None and len(closed.children) == 1 and closed.children[0] is run:
             # A container with only its own text is itself the leaf chunk.
-            closed.text_parts, closed.link_parts = run.text_parts, run.link_parts
+            closed.pieces = run.pieces
             closed.n_images, closed.heading = run.n_images, run.heading
             closed.children = []
         if closed.rule == "div" and closed.children:
@@ -196,12 +336,29 @@ class _Builder:
             closed.rule = "div-leaf"
 
 
+def _inline_flags(element: lxml.html.HtmlElement, tag: str) -> int:
+    """Return the flags an element that is not a chunk gives the text inside it."""
+    flags = 0
+    if tag == "a":
+        flags |= LINK
+    if tag in HEADING_TAGS:
+        flags |= HEADING
+    if tag in CAPTION_TAGS:
+        flags |= CAPTION
+    if tag in INLINE_FURNITURE_TAGS or (
+        (element.get("class") or element.get("id")) and boilerplate_hint(element, tag)
+    ):
+        flags |= FURNITURE
+    return flags
+
+
 def segment_page(root: lxml.html.HtmlElement) -> Segment:
     """Segment a cleaned page tree (see ``html.remove_invisible``) into a chunk tree."""
     body = root.find("body")
     if body is None:
         body = root
     builder = _Builder(body)
+    entered: list[tuple[lxml.html.HtmlElement, int]] = []
     for event, element in lxml.etree.iterwalk(body, events=("start", "end")):
         tag = element.tag if isinstance(element.tag, str) else ""
         tag = tag.lower()
@@ -211,10 +368,15 @@ def segment_page(root: lxml.html.HtmlElement) -> Segment:
                 continue
             if tag in CONTAINER_RULES:
                 builder.open_container(element, tag)
-            elif tag in BLOCK_TAGS:
-                builder.add_break()
-            if tag == "a":
-                builder.link_depth += 1
+            else:
+                if tag in BLOCK_TAGS:
+                    builder.add_break()
+                flags = _inline_flags(element, tag)
+                if flags:
+                    entered.append((element, flags))
+                    for flag in (LINK, HEADING, FURNITURE, CAPTION):
+                        if flags & flag:
+                            builder.enter(flag)
             if tag in IMAGE_TAGS or (tag == "input" and element.get("type") == "image"):
                 builder._current_run().n_images += 1
             if tag in ("h1", "h2", "h3"):
@@ -223,8 +385,11 @@ def segment_page(root: lxml.html.HtmlElement) -> Segment:
         else:
             if element is body:
                 continue
-            if tag == "a":
-                builder.link_depth -= 1
+            if entered and entered[-1][0] is element:
+                flags = entered.pop()[1]
+                for flag in (LINK, HEADING, FURNITURE, CAPTION):
+                    if flags & flag:
+                        builder.leave(flag)
             if tag in CONTAINER_RULES:
                 builder.close_container()
             elif tag in BLOCK_TAGS:
