@@ -24,8 +24,13 @@ RETRY_TIMES = 2
 DEPTH_LIMIT = 4  # the site spider's link depth; deepweb is bounded by max_pages instead
 CLOSESPIDER_PAGECOUNT = 5000  # a safety cap on responses per crawl
 
+# The collection-wide stages stay off (NotConfigured) until their output setting is given:
+# WEBSIM_CLUSTERS_OUTPUT, WEBSIM_SIMILARITY_OUTPUT, WEBSIM_NEARDUP_OUTPUT.
 ITEM_PIPELINES = {
     "websim_crawler.pipelines.PageAnalysisPipeline": 300,
+    "websim_crawler.pipelines.clustering.ClusteringPipeline": 800,
+    "websim_crawler.pipelines.similarity.SimilarityPipeline": 810,
+    "websim_crawler.pipelines.neardup.NearDuplicatePipeline": 820,
 }
 
 # -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.

@@ -14,13 +14,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from websim_crawler import settings as project_settings
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.demo.site import DemoSite
 from websim_crawler.errors import WebsimError
 
 DEMO_QUERIES = ("astronomy", "bread", "beekeeping", "cycling", "volcanoes")
-CLUSTERING_PIPELINE = "websim_crawler.pipelines.clustering.ClusteringPipeline"
 _CRAWL_TIMEOUT_SECONDS = 600
 
 
@@ -103,7 +101,6 @@ def crawl_demo(start_url: str, output: Path, n_clusters: str) -> int:
         f"LOG_FILE={log}",
         "-s",
         "LOG_LEVEL=INFO",
-        *_pipeline_settings(),
     ]
     print(f"demo site at {start_url}", flush=True)
     print(f"crawling it: scrapy crawl deepweb -a queries={','.join(DEMO_QUERIES)} -a follow=1")
@@ -135,12 +132,3 @@ def crawl_demo(start_url: str, output: Path, n_clusters: str) -> int:
     print(f"HTML report:  {report}")
     print(f"crawl log:    {log}")
     return 0
-
-
-def _pipeline_settings() -> list[str]:
-    """Return ``-s ITEM_PIPELINES=...`` adding the clustering pipeline when the project lacks it."""
-    pipelines = dict(project_settings.ITEM_PIPELINES)
-    if any(str(path).endswith("ClusteringPipeline") for path in pipelines):
-        return []
-    pipelines[CLUSTERING_PIPELINE] = max(pipelines.values(), default=0) + 100
-    return ["-s", "ITEM_PIPELINES=" + json.dumps(pipelines)]
