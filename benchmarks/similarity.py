@@ -267,7 +267,7 @@ def separation(
     """Print AUC and best F1 of each score list."""
     label_array = np.array(labels, dtype=bool)
     print(
-        f"\n## {title}: {int(label_array.sum())} same-site cross-year pairs vs "
+        f"\n## {title}: {int(label_array.sum())} same-site pairs vs "
         f"{int((~label_array).sum())} different-site pairs\n"
     )
     print("| stage | AUC | best F1 | at threshold |")
@@ -304,6 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/websim-bench-similarity"))
     parser.add_argument("--peer-venv", type=Path, default=None)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument(
+        "--visual-within-year",
+        dest="visual_across_years",
+        action="store_false",
+        help="score the rendered subset's pairs within a year instead of across years",
+    )
     args = parser.parse_args(argv)
     if not BIG9.is_dir():
         print(f"big9 not found at {BIG9}")
@@ -325,30 +331,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{time.perf_counter() - start:.1f} s"
     )
     idf = InverseDocumentFrequency.fit(f.keywords for f in features.values())
-    labels = [label for _i, _j, label in pairs]
-    scores = stage_scores(features, pairs, params, idf, ("layout", "text", "links"))
-    for measure in ("tag", "indel", "pq_gram", "joint"):
-        variant = SimilarityParams(layout_measure=measure)
-        scores[f"layout ({measure})"] = [
-            compare_pages(features[i], features[j], "full", variant, idf).stage("layout").score
-            or 0.0
-            for i, j, _ in pairs
-        ]
-    separation(
-        "Separation on big9, three stages (layout = template comparison)",
-        [
-            "layout",
-            "layout (tag)",
-            "layout (indel)",
-            "layout (pq_gram)",
-            "layout (joint)",
-            "text",
-            "links",
-            "combination",
-        ],
-        scores,
-        labels,
-    )
+    for across_years in (True, False):
+        sampled = pairs if across_years else sample_pairs(pages, args.pairs, args.seed, False)
+        scores = stage_scores(features, sampled, params, idf, ("layout", "text", "links"))
+        for measure in ("tag", "indel", "pq_gram", "joint"):
+            variant = SimilarityParams(layout_measure=measure)
+            scores[f"layout ({measure})"] = [
+                compare_pages(features[i], features[j], "full", variant, idf).stage("layout").score
+                or 0.0
+                for i, j, _ in sampled
+            ]
+        span = "across years" if across_years else "within a year"
+        separation(
+            f"Separation on big9 {span}, three stages (layout = template comparison)",
+            [
+                "layout",
+                "layout (tag)",
+                "layout (indel)",
+                "layout (pq_gram)",
+                "layout (joint)",
+                "text",
+                "links",
+                "combination",
+            ],
+            scores,
+            [label for _i, _j, label in sampled],
+        )
     if args.render:
         visual_benchmark(pages, features, params, idf, args)
     return 0
@@ -386,7 +394,7 @@ def visual_benchmark(
         (i, j, pages[i].site == pages[j].site)
         for a, i in enumerate(chosen)
         for j in chosen[a + 1 :]
-        if pages[i].year != pages[j].year
+        if (pages[i].year != pages[j].year) == args.visual_across_years
     ]
     signatures = [(features[i].signature, features[j].signature) for i, j, _ in pairs]
     start = time.process_time()
@@ -402,7 +410,8 @@ def visual_benchmark(
     )
     scores = stage_scores(features, pairs, params, idf, ("layout", "text", "links", "visual"))
     separation(
-        "Separation on the rendered big9 subset, four stages",
+        "Separation on the rendered big9 subset "
+        f"{'across years' if args.visual_across_years else 'within a year'}, four stages",
         ["layout", "text", "links", "visual", "combination"],
         scores,
         [label for _i, _j, label in pairs],
