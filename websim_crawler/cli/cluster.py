@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
+import os
+from collections.abc import Iterator
 from typing import Any
 
 from tqdm import tqdm
 
+from websim_crawler._imports import require
 from websim_crawler.core.analysis import AnalysisParams, analyse_page
 from websim_crawler.core.clustering import (
     CandidateScore,
@@ -19,7 +23,7 @@ from websim_crawler.core.clustering import (
 )
 from websim_crawler.core.clustering.auto import VALIDITY_INDICES
 from websim_crawler.core.clustering.fcm import METRICS
-from websim_crawler.core.clustering.job import AUTO, KINDS
+from websim_crawler.core.clustering.job import AUTO, ENGINES, KINDS
 from websim_crawler.core.io import ReadReport, atomic_write_json, atomic_write_text, iter_jsonl
 from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import ConfigError, PageError
@@ -85,6 +89,19 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--n-init", type=int, default=defaults.n_init, help="runs per fit")
     parser.add_argument("--seed", type=int, default=defaults.seed, help="random seed")
     parser.add_argument(
+        "--engine",
+        choices=ENGINES,
+        default=defaults.engine,
+        help="memory: fuzzy c-means in this process; dask: its iterations over row chunks on a "
+        "Dask cluster, same clusters (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="with --engine dask: a running scheduler (tcp://host:8786); default: a local "
+        "cluster started for this run",
+    )
+    parser.add_argument(
         "--no-progress", action="store_true", help="do not show progress bars on stderr"
     )
     parser.set_defaults(func=run)
@@ -110,7 +127,23 @@ def _params(args: argparse.Namespace) -> ClusteringParams:
         svd_components=args.svd_components,
         n_init=args.n_init,
         seed=args.seed,
+        engine=args.engine,
+        scheduler=args.scheduler,
     )
+
+
+@contextlib.contextmanager
+def _dask_cluster(params: ClusteringParams) -> Iterator[ClusteringParams]:
+    """Start a local Dask cluster for ``--engine dask`` without ``--scheduler``, for this run."""
+    if params.engine != "dask" or params.scheduler:
+        yield params
+        return
+    distributed = require("distributed")
+    workers = max(1, min(4, os.cpu_count() or 1))
+    with distributed.LocalCluster(
+        n_workers=workers, threads_per_worker=1, dashboard_address=":0"
+    ) as cluster:
+        yield dataclasses.replace(params, scheduler=cluster.scheduler_address)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -145,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
     for reason, count in read_report.skipped.items():
         collector.report.skipped[f"line_{reason}"] = count
 
-    with tqdm(desc="clustering", unit="k", disable=hide) as bar:
+    with tqdm(desc="clustering", unit="k", disable=hide) as bar, _dask_cluster(params) as params:
 
         def advance(score: CandidateScore) -> None:
             bar.set_postfix(k=score.n_clusters, xie_beni=f"{score.xie_beni:.3g}")

@@ -24,6 +24,7 @@ from websim_crawler.core.clustering.auto import (
     candidate_range,
     choose_n_clusters,
 )
+from websim_crawler.core.clustering.dask_fcm import DEFAULT_CHUNK_ROWS, DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import INIT_METHODS, METRICS, FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.reduce import lsa_reduce
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
@@ -34,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 AUTO = "auto"
 KINDS = ("record", "results", "all")
+ENGINES = ("memory", "dask")
 # Item kinds each ``kind`` selection takes: plain site pages count as records.
 _KINDS_SELECTED = {"record": ("record", "page"), "results": ("results",), "all": None}
 
@@ -123,6 +125,21 @@ class ClusteringParams:
     )
     top_keywords: int = setting(
         10, "WEBSIM_CLUSTERS_TOP_KEYWORDS", "keywords listed per cluster", minimum=1
+    )
+    engine: str = setting(
+        "memory",
+        "WEBSIM_CLUSTERS_ENGINE",
+        "where fuzzy c-means iterates: memory (this process) or dask (row chunks on a cluster)",
+        choices=ENGINES,
+    )
+    scheduler: str | None = setting(
+        None,
+        "WEBSIM_CLUSTERS_SCHEDULER",
+        "dask engine: scheduler address (tcp://host:8786); unset: the default client or a "
+        "local in-process cluster",
+    )
+    chunk_rows: int = setting(
+        DEFAULT_CHUNK_ROWS, "WEBSIM_CLUSTERS_CHUNK_ROWS", "dask engine: rows per chunk", minimum=1
     )
 
     def __post_init__(self) -> None:
@@ -340,6 +357,19 @@ def cluster_documents(
 
 
 def _estimator(params: ClusteringParams, n_clusters: int) -> FuzzyCMeans:
+    if params.engine == "dask":
+        return DaskFuzzyCMeans(
+            n_clusters,
+            scheduler=params.scheduler,
+            chunk_rows=params.chunk_rows,
+            m=params.fuzziness,
+            metric=params.metric,
+            init=params.init,
+            n_init=params.n_init,
+            max_iter=params.max_iter,
+            tol=params.tol,
+            random_state=params.seed,
+        )
     return FuzzyCMeans(
         n_clusters,
         m=params.fuzziness,
