@@ -248,9 +248,25 @@ def score(set_name: str, pages: Sequence[Page], outputs: Sequence[str]) -> tuple
 # --- ablation ---------------------------------------------------------------------------------
 
 # The paper's steps alone: every addition off.
-PAPER_ONLY: dict[str, Any] = {}
+PAPER_ONLY: dict[str, Any] = {
+    "size_exponent": 0.0,
+    "main_chunk_ratio": 1.0,
+    "markup_hints": False,
+    "title_line_filter": False,
+    "furniture_line_filter": False,
+    "caption_filter": False,
+    "edge_trim_chars": 0,
+}
 # Each addition on top of the paper's steps (label -> params changed from PAPER_ONLY).
-ADDITIONS: dict[str, dict[str, Any]] = {}
+ADDITIONS: dict[str, dict[str, Any]] = {
+    "size weighting": {"size_exponent": AnalysisParams().size_exponent},
+    "several main chunks": {"main_chunk_ratio": AnalysisParams().main_chunk_ratio},
+    "markup hints": {"markup_hints": True},
+    "title line": {"title_line_filter": True},
+    "furniture lines": {"furniture_line_filter": True},
+    "captions": {"caption_filter": True},
+    "edge trim": {"edge_trim_chars": AnalysisParams().edge_trim_chars},
+}
 
 
 def ablation_configs() -> list[tuple[str, AnalysisParams]]:

@@ -57,6 +57,8 @@ _VOID_TAGS = frozenset(
 )
 _TOO_DEEP: lxml.html.HtmlElement = lxml.html.HtmlElement()
 _SNIFF_BYTES = 4096
+# Absolute links with dot segments, brackets or white space still go through ``urljoin``.
+_NEEDS_JOIN_RE = re.compile(r"/\.|[\[\]\s]")
 
 
 def decode_html(data: bytes, content_type: str | None = None, encoding: str | None = None) -> str:
@@ -186,10 +188,8 @@ def remove_invisible(root: lxml.html.HtmlElement) -> None:
     )
     doomed.extend(
         element
-        for element in root.iter()
-        if isinstance(element.tag, str)
-        and (element.get("hidden") is not None or element.get("aria-hidden") == "true")
-        and element is not root
+        for element in root.xpath("//*[@hidden or @aria-hidden='true']")
+        if element is not root
     )
     for element in doomed:
         if element.getparent() is not None:
@@ -206,6 +206,9 @@ def outgoing_links(root: lxml.html.HtmlElement, base_url: str | None) -> list[st
     for href in root.xpath("//a/@href | //area/@href"):
         raw = str(href).strip()
         if not raw or raw.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
+            continue
+        if raw.startswith(("http://", "https://")) and not _NEEDS_JOIN_RE.search(raw):
+            seen.setdefault(raw.split("#", 1)[0], None)  # already absolute and normal
             continue
         try:
             absolute = urljoin(base, raw).split("#", 1)[0]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 import lxml.etree
 import lxml.html
@@ -226,12 +226,20 @@ def boilerplate_hint(element: lxml.html.HtmlElement, tag: str) -> str:
     """Return why the markup marks an element as page furniture (tag, role, class/id), or ""."""
     if tag in BOILERPLATE_TAGS:
         return tag
-    role = (element.get("role") or "").lower()
-    if role in BOILERPLATE_WORDS:
-        return role
-    names = f"{element.get('class') or ''} {element.get('id') or ''}".split()
+    role = element.get("role")
+    if role and role.lower() in BOILERPLATE_WORDS:
+        return role.lower()
+    classes, identifier = element.get("class"), element.get("id")
+    if not classes and not identifier:
+        return ""
+    return _names_hint(classes or "", identifier or "")
+
+
+@lru_cache(maxsize=65_536)
+def _names_hint(classes: str, identifier: str) -> str:
+    """Return the furniture word of class/id names, "" when none or a name marks content."""
     found = ""
-    for name in names:
+    for name in f"{classes} {identifier}".split():
         words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
         if words and words <= CONTENT_WORDS:
             return ""
@@ -360,8 +368,7 @@ def segment_page(root: lxml.html.HtmlElement) -> Segment:
     builder = _Builder(body)
     entered: list[tuple[lxml.html.HtmlElement, int]] = []
     for event, element in lxml.etree.iterwalk(body, events=("start", "end")):
-        tag = element.tag if isinstance(element.tag, str) else ""
-        tag = tag.lower()
+        tag = element.tag if isinstance(element.tag, str) else ""  # the parser lower-cases
         if event == "start":
             if element is body:
                 builder.add_text(element.text)

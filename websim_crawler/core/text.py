@@ -140,13 +140,36 @@ def _identity(token: str) -> str:
 
 def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
     """Tokenise, drop stopwords and stem: the keywords of a text, in order."""
-    stop = stopwords(language)
-    stem = stemmer(language)
-    return [
-        stem(token)
-        for token in tokenize(text)
-        if token not in stop and (len(token) > 1 or _CJK_RE.match(token))
-    ]
+    lowered = text.lower()
+    tokens = tokenize(text) if _CJK_RE.search(lowered) else _WORD_RE.findall(lowered)
+    keywords = _keyword_table(language)
+    found: list[str] = []
+    for token in tokens:
+        keyword = keywords.get(token)
+        if keyword is None:
+            if len(keywords) >= _KEYWORD_TABLE_SIZE:
+                keywords.clear()
+            keyword = keywords[token] = _keyword_of(token, language)
+        if keyword:
+            found.append(keyword)
+    return found
+
+
+_KEYWORD_TABLE_SIZE = 500_000
+
+
+@lru_cache(maxsize=64)
+def _keyword_table(language: str) -> dict[str, str]:
+    """Return the language's memo of token -> keyword ("" for tokens that are no keyword)."""
+    return {}
+
+
+def _keyword_of(token: str, language: str) -> str:
+    if token.isdigit() or token == "_" * len(token) or token in stopwords(language):
+        return ""
+    if len(token) <= 1 and not _CJK_RE.match(token):
+        return ""
+    return stemmer(language)(token)
 
 
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:

@@ -1,0 +1,191 @@
+"""The additions to the paper's page analysis, each on a hand-made page (values checked by hand)."""
+
+from __future__ import annotations
+
+import pytest
+
+from websim_crawler.core.analysis import AnalysisParams, analyse_page, short_edge_line
+from websim_crawler.core.html import parse_html
+from websim_crawler.core.segment import boilerplate_hint, segment_page
+from websim_crawler.core.text import keyword_tokens, stemmer, stopwords, tokenize
+
+ARTICLE = (
+    "<p>Solar panels on the town hall roof now cover half of its yearly electricity needs, "
+    "the council said on Monday after a year of measurements.</p>"
+    "<p>The installation cost less than planned because the roof needed no extra support, "
+    "and the savings will pay for panels on two schools next spring.</p>"
+)
+PAPER_ONLY = AnalysisParams(
+    markup_hints=False,
+    title_line_filter=False,
+    furniture_line_filter=False,
+    caption_filter=False,
+    edge_trim_chars=0,
+    size_exponent=0.0,
+    main_chunk_ratio=1.0,
+)
+
+
+RELATED_LINKS = " ".join(
+    f"<a href='/n{number}'>Council meeting minutes, budget hearing and road works {number}</a>"
+    for number in range(6)
+)
+
+
+def page(body: str, title: str = "Town hall solar roof") -> str:
+    return f"<html><head><title>{title}</title></head><body>{body}</body></html>"
+
+
+def test_comment_section_is_noise_by_its_class() -> None:
+    html = page(
+        f"<div id='story'>{ARTICLE}</div>"
+        "<div class='comments'><div>Great news for the town, well done to the council!</div>"
+        "<div>I think the money should have gone to the roads instead of this.</div></div>"
+    )
+    analysis = analyse_page(html)
+    comments = [c for c in analysis.chunks if "Great news" in c.text or "roads" in c.text]
+    assert [c.reason for c in comments] == ["markup:comments", "markup:comments"]
+    assert "Great news" not in analysis.main_text
+    off = analyse_page(html, params=AnalysisParams(markup_hints=False))
+    assert {c.fate for c in off.chunks if "Great news" in c.text} == {"kept"}
+
+
+def test_wrapper_named_like_furniture_keeps_its_content() -> None:
+    # The article sits in a "has-sidebar" wrapper holding ~97% of the page's text (> 30%).
+    html = page(
+        f"<div class='layout has-sidebar'><div>{ARTICLE}</div></div><div>Call the town hall.</div>"
+    )
+    analysis = analyse_page(html)
+    assert "Solar panels on the town hall roof" in analysis.main_text
+    # With a share limit of 1 the wrapper's hint holds, so the article is lost as furniture.
+    strict = analyse_page(html, params=AnalysisParams(markup_hint_max_share=1.0))
+    assert "Solar panels" not in strict.main_text
+    assert {c.reason for c in strict.chunks if "Solar" in c.text} == {"markup:sidebar"}
+
+
+def test_content_class_overrules_furniture_class() -> None:
+    root = parse_html(
+        "<div class='post tag-news comments-open'>x</div><div class='sharebar'>y</div>"
+    )
+    first, second = root.iter("div")
+    assert boilerplate_hint(first, "div") == ""  # "post" marks content
+    assert boilerplate_hint(second, "div") == ""  # "sharebar" is one word, not "share"
+    shared = parse_html("<div class='share-buttons'>x</div><aside>y</aside>")
+    assert boilerplate_hint(shared.find(".//div"), "div") == "share"
+    assert boilerplate_hint(shared.find(".//aside"), "aside") == "aside"
+
+
+def test_line_shares_are_counted_by_characters() -> None:
+    root = parse_html("<div><p>abcd <a href='/x'>efgh</a></p><p class='byline'>By Ann</p></div>")
+    lines = segment_page(root).children[0].lines
+    # "abcd " (5 chars) + "efgh" (4 chars in a link) -> link share 4/9
+    assert lines[0].text == "abcd efgh"
+    assert lines[0].link_share == pytest.approx(4 / 9)
+    assert lines[1].furniture_share == 1.0 and lines[1].link_share == 0.0
+
+
+def test_title_byline_date_caption_and_copyright_lines_are_dropped() -> None:
+    html = page(
+        "<div id='story'><h1>Town hall solar roof</h1>"
+        "<p class='byline'>By Ann Example, staff reporter</p>"
+        "<p>Published <time>12 March 2024</time></p>"
+        f"{ARTICLE}"
+        "<figure><img src='roof.jpg'><figcaption>The roof seen from the square.</figcaption>"
+        "</figure><p>© 2024 Town Gazette. All rights reserved.</p></div>"
+    )
+    lines = analyse_page(html).main_text.splitlines()
+    assert lines == [
+        "Solar panels on the town hall roof now cover half of its yearly electricity needs, "
+        "the council said on Monday after a year of measurements.",
+        "The installation cost less than planned because the roof needed no extra support, "
+        "and the savings will pay for panels on two schools next spring.",
+    ]
+    # "Published 12 March 2024": "12 March 2024" (13 of 23 chars) is in <time> -> furniture.
+    kept = analyse_page(html, params=PAPER_ONLY).main_text.splitlines()
+    assert kept[0] == "Town hall solar roof"
+    assert "By Ann Example, staff reporter" in kept
+    assert "The roof seen from the square." in kept
+    assert kept[-1] == "© 2024 Town Gazette. All rights reserved."
+
+
+def test_link_lines_inside_the_main_content() -> None:
+    html = page(
+        f"<div id='story'>{ARTICLE}"
+        "<p>Read also: <a href='/a'>Wind farm plans approved by the county</a></p></div>"
+    )
+    default = analyse_page(html).main_text
+    assert "Wind farm plans" in default  # threshold 1.0: off
+    strict = analyse_page(html, params=AnalysisParams(line_link_threshold=0.5)).main_text
+    # 39 of 50 characters are link text: 0.78 > 0.5
+    assert "Wind farm plans" not in strict
+    assert "Solar panels" in strict
+
+
+def test_edge_trim_drops_short_labels_but_never_everything() -> None:
+    assert short_edge_line("Related posts", 40)
+    assert not short_edge_line("It works.", 40)
+    assert not short_edge_line("A label that is longer than forty characters", 40)
+    html = page(f"<div id='story'><p>Share this story</p>{ARTICLE}<p>Related posts</p></div>")
+    lines = analyse_page(html).main_text.splitlines()
+    assert lines[0].startswith("Solar panels") and lines[-1].endswith("next spring.")
+    off = analyse_page(html, params=AnalysisParams(edge_trim_chars=0)).main_text.splitlines()
+    assert off[0] == "Share this story" and off[-1] == "Related posts"
+    single = analyse_page(page("<div><p>Just one label</p></div>"))
+    assert single.main_text == "Just one label"
+
+
+def test_size_weighting_prefers_the_long_article() -> None:
+    # A short teaser list repeating the title words beats the article on the paper's plain sum
+    # (T_K is a frequency, not a share), the size-weighted sum picks the article.
+    html = page(
+        "<div id='teasers'><div>Town hall solar roof: town hall solar roof photos</div>"
+        "<div>Town hall solar roof video, town hall solar roof map</div></div>"
+        f"<div id='story'>{ARTICLE}</div>"
+    )
+    paper = analyse_page(html, params=PAPER_ONLY)
+    sized = analyse_page(html, params=AnalysisParams(main_chunk_ratio=1.0))
+    assert "Solar panels" not in paper.main_text
+    assert sized.main_text.startswith("Solar panels")
+    assert "photos" not in sized.main_text
+
+
+def test_several_main_chunks_for_a_split_article() -> None:
+    second = (
+        "<p>Heat pumps under the solar roof of the town hall replaced the old oil boiler, and "
+        "the town hall stayed warm through the coldest weeks of January.</p>"
+    )
+    html = page(
+        f"<div id='part1'>{ARTICLE}</div><div>{RELATED_LINKS}</div><div id='part2'>{second}</div>"
+    )
+    both = analyse_page(html)
+    assert len(both.main_chunk_ids) == 2
+    assert "Solar panels" in both.main_text and "Heat pumps" in both.main_text
+    one = analyse_page(html, params=AnalysisParams(main_chunk_ratio=1.0))
+    assert len(one.main_chunk_ids) == 1
+
+
+def test_german_page_with_german_furniture_names() -> None:
+    html = page(
+        "<div class='artikel'><p>Die Solaranlage auf dem Dach des Rathauses deckt nun die "
+        "Hälfte des jährlichen Strombedarfs, wie die Stadt am Montag mitteilte.</p>"
+        "<p>Die Anlage war günstiger als geplant, weil das Dach keine zusätzliche Stütze "
+        "brauchte.</p></div><div id='kommentare'><p>Tolle Sache, weiter so liebe Stadt!</p>"
+        "</div>",
+        title="Solaranlage auf dem Rathaus",
+    )
+    analysis = analyse_page(html)
+    assert analysis.language == "de"
+    assert "Tolle Sache" not in analysis.main_text
+    assert analysis.keywords["dach"] == 2  # Snowball: "Dach", "Dach(es)" -> "dach"
+
+
+def test_fast_keyword_path_matches_tokenize_stopwords_and_stems() -> None:
+    text = "Die schnellen Füchse springen 2024 über __ x 東京都 Zäune"
+    expected = [
+        stemmer("de")(token)
+        for token in tokenize(text)
+        if token not in stopwords("de") and (len(token) > 1 or token in "東京都")
+    ]
+    assert keyword_tokens(text, "de") == expected
+    assert keyword_tokens(text, "de") == expected  # memoised table gives the same
+    assert "東京" in expected and "2024" not in expected
