@@ -35,3 +35,5 @@ ITEM_PIPELINES = {
 
 # -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.
 ADDONS = {"websim_crawler.distributed.addon.RedisAddon": 0}
+# -s WEBSIM_STATS_OUTPUT=stats.json writes the final stats (failures by reason) as JSON.
+EXTENSIONS = {"websim_crawler.reliability.StatsFile": 1000}

@@ -9,13 +9,14 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
-from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.python.failure import Failure
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import CrawlParams
-from websim_crawler.core.html import outgoing_links, page_title
+from websim_crawler.core.html import decode_html, outgoing_links, page_title
+from websim_crawler.errors import PageError
 from websim_crawler.items import PageItem
+from websim_crawler.reliability import failure_reason
 from websim_crawler.spiders._args import parse_flag, report_errors_plainly
 from websim_crawler.spiders._render import enable_rendering, render_meta, rendered_screenshot
 
@@ -95,7 +96,7 @@ class WebsimSpider(scrapy.Spider):
             kind=kind,
             status=response.status,
             title=page_title(root),
-            html=response.text,
+            html=page_text(response),
             links=links if links is not None else outgoing_links(root, response.url),
         )
         screenshot = rendered_screenshot(response)
@@ -108,13 +109,21 @@ class WebsimSpider(scrapy.Spider):
         """Errback: count and log a page that could not be fetched."""
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
-        if failure.check(HttpError):
-            reason = f"http_{failure.value.response.status}"
-        else:
-            reason = failure.type.__name__ if failure.type is not None else "unknown"
-        self.count(f"websim/pages/failed/{reason}")
+        self.count(f"websim/pages/failed/{failure_reason(failure)}")
         logger.warning("%s: could not fetch %s: %s", self.name, url, failure.getErrorMessage())
 
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""
         self.crawler.stats.inc_value(key)
+
+
+def page_text(response: HtmlResponse) -> str:
+    """Return the page's text; a declared charset the bytes contradict is overruled by detection."""
+    text = response.text
+    if "\ufffd" not in text:
+        return text
+    content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
+    try:
+        return decode_html(response.body, content_type)
+    except PageError:  # binary: the analysis pipeline drops it with its reason
+        return text

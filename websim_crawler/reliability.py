@@ -1,0 +1,114 @@
+"""Why a request failed, as a short stats slug, and the final crawl stats written as JSON.
+
+``failure_reason`` names each way a fetch can fail (``http_503``, ``timeout``, ``too_large``,
+``decompression_bomb``, ``redirect_loop``, ``truncated``, ``connection_lost`` ...); the spiders
+count ``websim/pages/failed/<reason>``. ``StatsFile`` (``WEBSIM_STATS_OUTPUT``) writes every
+stat of a crawl to a JSON file atomically when the spider closes, for monitoring and CI.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import datetime
+from typing import Any
+
+from scrapy import Spider, signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import (
+    CannotResolveHostError,
+    DownloadCancelledError,
+    DownloadConnectionRefusedError,
+    DownloadFailedError,
+    DownloadTimeoutError,
+    IgnoreRequest,
+    NotConfigured,
+    ResponseDataLossError,
+    UnsupportedURLSchemeError,
+)
+from scrapy.spidermiddlewares.httperror import HttpError
+from twisted.internet.error import ConnectionLost, TimeoutError
+from twisted.python.failure import Failure
+from twisted.web.client import ResponseFailed
+
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.io import atomic_write_json
+
+logger = logging.getLogger(__name__)
+
+_REASONS_BY_TYPE: tuple[tuple[type[BaseException], str], ...] = (
+    (DownloadTimeoutError, "timeout"),
+    (TimeoutError, "timeout"),
+    (DownloadCancelledError, "too_large"),  # the HTTP handler cancels only over DOWNLOAD_MAXSIZE
+    (ResponseDataLossError, "truncated"),
+    (DownloadConnectionRefusedError, "connection_refused"),
+    (CannotResolveHostError, "dns"),
+    (DownloadFailedError, "connection_lost"),
+    (ResponseFailed, "connection_lost"),
+    (ConnectionLost, "connection_lost"),
+    (UnsupportedURLSchemeError, "unsupported_scheme"),
+)
+_IGNORED_BECAUSE = (
+    ("max redirections", "redirect_loop"),
+    ("during decompression", "decompression_bomb"),
+    ("robots.txt", "robots_txt"),
+    ("offsite", "offsite"),
+)
+
+
+def failure_reason(failure: Failure) -> str:
+    """Return the stats slug of a failed request: ``http_<status>`` or the kind of failure."""
+    error = failure.value
+    if isinstance(error, HttpError) and error.response is not None:
+        return f"http_{error.response.status}"
+    for error_type, reason in _REASONS_BY_TYPE:
+        if isinstance(error, error_type):
+            return reason
+    if isinstance(error, IgnoreRequest):
+        message = str(error).lower()
+        for clue, reason in _IGNORED_BECAUSE:
+            if clue in message:
+                return reason
+        return "ignored"
+    name = type(error).__name__ if error is not None else "unknown"
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().removesuffix("_error")
+
+
+class StatsFile:
+    """Extension: write the crawl's stats to ``WEBSIM_STATS_OUTPUT`` (JSON) when it closes."""
+
+    def __init__(self, crawler: Crawler, path: str) -> None:
+        self.crawler = crawler
+        self.path = path
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> StatsFile:
+        """Build the extension; ``NotConfigured`` unless ``WEBSIM_STATS_OUTPUT`` is set."""
+        path = WebsimConfig.from_settings(crawler.settings).distributed.stats_output
+        if not path:
+            raise NotConfigured("WEBSIM_STATS_OUTPUT is not set")
+        extension = cls(crawler, path)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        """Write every stat (dates as ISO 8601 text) to the file, atomically."""
+        assert self.crawler.stats is not None
+        stats = {key: _json_safe(value) for key, value in self.crawler.stats.get_stats().items()}
+        stats.setdefault("finish_reason", reason)
+        try:
+            atomic_write_json(self.path, dict(sorted(stats.items())))
+        except OSError as exc:
+            logger.error("cannot write the crawl stats to %s: %s", self.path, exc)
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(key): _json_safe(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(item) for item in value]
+    return str(value)
