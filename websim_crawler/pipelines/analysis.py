@@ -18,10 +18,12 @@ from websim_crawler.config import WebsimConfig
 from websim_crawler.core.analysis import PageAnalysis, analyse_page
 from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import PageError
+from websim_crawler.jobdir import load_state, save_state
 
 logger = logging.getLogger(__name__)
 
 RESULT_FIELDS = ("title", "language", "main_text", "keywords", "chunks", "links")
+SITE_MEMORY_STATE = "site-memory"  # JOBDIR/websim-site-memory.json
 
 
 class PageAnalysisPipeline:
@@ -36,7 +38,14 @@ class PageAnalysisPipeline:
             analysis.template_memory_sites,
             analysis.template_memory_chunks,
         )
+        saved = load_state(crawler.settings, SITE_MEMORY_STATE, SiteTemplateMemory.from_dict)
+        if saved is not None:  # a resumed JOBDIR crawl
+            self.site_memory = saved
         self._warned_fields: set[str] = set()
+
+    def close_spider(self) -> None:
+        """Save the per-site template memory into JOBDIR, if any, for a resumed crawl."""
+        save_state(self.crawler.settings, SITE_MEMORY_STATE, self.site_memory.to_dict())
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageAnalysisPipeline:

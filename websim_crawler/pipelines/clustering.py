@@ -26,8 +26,11 @@ from websim_crawler.core.clustering import (
 )
 from websim_crawler.core.io import atomic_write_json, atomic_write_text
 from websim_crawler.errors import WebsimError
+from websim_crawler.jobdir import load_state, save_state
 
 logger = logging.getLogger(__name__)
+
+BUFFER_STATE = "clustering-buffer"  # JOBDIR/websim-clustering-buffer.json
 
 
 class ClusteringPipeline:
@@ -37,6 +40,7 @@ class ClusteringPipeline:
         self.crawler = crawler
         self.params = params
         self.collector = DocumentCollector(params.kind)
+        load_state(crawler.settings, BUFFER_STATE, self.collector.restore)  # a resumed crawl
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusteringPipeline:
@@ -66,6 +70,7 @@ class ClusteringPipeline:
         """Cluster the collected pages in a thread and write the report files atomically."""
         stats = self.crawler.stats
         assert stats is not None
+        save_state(self.crawler.settings, BUFFER_STATE, self.collector.to_dict())
         try:
             result: ClusteringResult = await maybe_deferred_to_future(
                 deferToThread(self._cluster_and_write)

@@ -29,7 +29,7 @@ from websim_crawler.core.clustering.fcm import INIT_METHODS, METRICS, FuzzyCMean
 from websim_crawler.core.clustering.reduce import lsa_reduce
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
 from websim_crawler.core.params import setting, validate
-from websim_crawler.errors import ConfigError
+from websim_crawler.errors import ConfigError, InputFormatError
 
 logger = logging.getLogger(__name__)
 
@@ -239,6 +239,29 @@ class DocumentCollector:
         self._seen_urls.add(url)
         self.documents.append(Document(url, counts))
         return True
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the collected pages and counts as JSON-safe data (for JOBDIR persistence)."""
+        return {
+            "documents": [[document.url, dict(document.keywords)] for document in self.documents],
+            "pages": self.report.pages,
+            "skipped": dict(self.report.skipped),
+        }
+
+    def restore(self, data: Mapping[str, Any]) -> None:
+        """Take back the pages and counts saved with ``to_dict`` (replacing the current ones)."""
+        try:
+            documents = [
+                Document(str(url), _clean_keywords(words)) for url, words in data["documents"]
+            ]
+            skipped = {str(reason): int(count) for reason, count in data["skipped"].items()}
+            pages = int(data["pages"])
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise InputFormatError(f"not a saved clustering buffer: {exc}") from exc
+        self.documents = documents
+        self._seen_urls = {document.url for document in documents}
+        self.report.pages = pages
+        self.report.skipped = skipped
 
 
 def _clean_keywords(keywords: Any) -> dict[str, float]:
