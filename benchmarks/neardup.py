@@ -42,10 +42,14 @@ import tarfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from html import escape
 from pathlib import Path
 from typing import Any
 
+import lxml.html
+
 from websim_crawler.core.analysis import analyse_page
+from websim_crawler.core.html import parse_html
 from websim_crawler.core.neardup import (
     NearDuplicateFinder,
     NeardupParams,
@@ -148,7 +152,7 @@ def print_table(header: list[str], rows: list[list[Any]]) -> None:
 
 def partial_page(sentences: list[str], link: str | None) -> str:
     menu = "".join(f"<li><a href='/section/{i}'>Section {i}</a></li>" for i in range(10))
-    body = "".join(f"<p>{sentence}</p>" for sentence in sentences)
+    body = "".join(f"<p>{escape(sentence)}</p>" for sentence in sentences)
     if link:
         body += f"<p>Source: <a href='{link}'>the original article</a>.</p>"
     return (
@@ -158,9 +162,15 @@ def partial_page(sentences: list[str], link: str | None) -> str:
 
 
 def with_appended_paragraphs(html: str, paragraphs: list[str]) -> str:
-    extra = "<div class='digest'>" + "".join(f"<p>{p}</p>" for p in paragraphs) + "</div>"
-    position = html.lower().rfind("</body>")
-    return html[:position] + extra + html[position:] if position >= 0 else html + extra
+    """Append a block of paragraphs to the page's body element (parsed, so never in a script)."""
+    root = parse_html(html)
+    body = root.find("body")
+    parent = body if body is not None else root
+    block = lxml.html.fragment_fromstring(
+        "".join(f"<p>{escape(p)}</p>" for p in paragraphs), create_parent="div"
+    )
+    parent.append(block)
+    return lxml.html.tostring(root, encoding="unicode")
 
 
 def planted_quality(cache: Path, params: NeardupParams, n_dragnet: int, seed: int) -> None:
