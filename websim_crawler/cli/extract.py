@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 import urllib.error
@@ -10,12 +11,13 @@ import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from tqdm import tqdm
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.analysis import analyse_page
+from websim_crawler.core.io import atomic_writer
 from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import PageError, WebsimError
 
@@ -108,10 +110,9 @@ def run(args: argparse.Namespace) -> int:
     )
     failures: Counter[str] = Counter()
     sources = list(iter_sources(args.sources))
-    output: TextIO = (
-        open(args.output, "w", encoding="utf-8") if args.output else sys.stdout  # noqa: SIM115
-    )
-    try:
+    with (
+        atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout)
+    ) as output:
         for source in tqdm(sources, unit="page", disable=None if len(sources) > 1 else True):
             record: dict[str, Any]
             try:
@@ -134,9 +135,6 @@ def run(args: argparse.Namespace) -> int:
                 elif args.chunks == "main":
                     record["chunks"] = [c for c in record["chunks"] if c["is_main"]]
             output.write(json.dumps(record, ensure_ascii=False) + "\n")
-    finally:
-        if output is not sys.stdout:
-            output.close()
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))
         print(

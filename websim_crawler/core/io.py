@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import logging
@@ -10,7 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from websim_crawler.errors import InputFormatError
 
@@ -65,20 +66,31 @@ def iter_jsonl(
             raise InputFormatError(f"cannot read {file_path}: {exc}") from exc
 
 
-def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
-    """Write text to ``path`` through a temporary file in the same folder and a rename."""
+@contextlib.contextmanager
+def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
+    """Yield a UTF-8 text file that replaces ``path`` only when the block ends without error.
+
+    The text goes to a temporary file in the same folder, renamed over ``path`` at the end; an
+    error or a kill on the way leaves ``path`` as it was (and no temporary file on an error).
+    """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, target)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write text to ``path`` through a temporary file in the same folder and a rename."""
+    with atomic_writer(path) as handle:
+        handle.write(text)
 
 
 def atomic_write_json(path: str | os.PathLike[str], data: Any) -> None:

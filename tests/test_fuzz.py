@@ -1,0 +1,145 @@
+"""Hypothesis fuzzing: bad input raises only the documented ``WebsimError`` types, or nothing."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from websim_crawler.core.analysis import analyse_page
+from websim_crawler.core.clustering import DocumentCollector
+from websim_crawler.core.io import ReadReport, iter_jsonl
+from websim_crawler.core.similarity import (
+    colour_signature,
+    compare_pages,
+    page_features,
+    similarity,
+)
+from websim_crawler.core.site_memory import SiteTemplateMemory
+from websim_crawler.distributed.seeds import parse_seed
+from websim_crawler.errors import InputFormatError, PageError, WebsimError
+
+FUZZ = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+TAGS = ("div", "p", "a", "span", "table", "tr", "td", "ul", "li", "nav", "footer", "h1", "br")
+
+
+@st.composite
+def html_documents(draw: st.DrawFn) -> str:
+    """Tag soup: nested, unclosed, stray and attribute-laden elements around random text."""
+    parts = ["<html>" if draw(st.booleans()) else "", "<body>" if draw(st.booleans()) else ""]
+    for _ in range(draw(st.integers(0, 40))):
+        choice = draw(st.integers(0, 4))
+        tag = draw(st.sampled_from(TAGS))
+        if choice == 0:
+            href = draw(st.sampled_from(["/x", "http://a.org/y", "javascript:1", "[::1", ""]))
+            parts.append(f"<{tag} href='{href}' class='{draw(st.text(max_size=8))}'>")
+        elif choice == 1:
+            parts.append(f"</{tag}>")
+        elif choice == 2:
+            parts.append(draw(st.text(max_size=80)))
+        elif choice == 3:
+            parts.append(draw(st.sampled_from(["<!--", "-->", "<![CDATA[", "&#x110000;", "&amp"])))
+        else:
+            parts.append(f"<{tag}>" * draw(st.integers(1, 30)))
+    return "".join(parts)
+
+
+page_inputs = st.one_of(html_documents(), st.text(max_size=300), st.binary(max_size=300))
+
+
+@FUZZ
+@given(page=page_inputs, url=st.one_of(st.none(), st.sampled_from(["http://a.org/", "x", ""])))
+def test_page_analysis_raises_only_page_errors(page: str | bytes, url: str | None) -> None:
+    try:
+        analysis = analyse_page(page, url)
+    except PageError as error:
+        assert error.reason
+        return
+    assert all(isinstance(count, int) and count > 0 for count in analysis.keywords.values())
+    json.dumps(analysis.to_dict())  # the record is JSON-safe
+
+
+@FUZZ
+@given(first=page_inputs, second=page_inputs)
+def test_similarity_measures_stay_in_range(first: str | bytes, second: str | bytes) -> None:
+    try:
+        features = [page_features(page, url="http://a.org/") for page in (first, second)]
+        report = compare_pages(features[0], features[1], mode="full")
+    except WebsimError:
+        return
+    for stage in report.to_dict()["stages"]:
+        score = stage.get("score")
+        assert score is None or (isinstance(score, float) and 0.0 <= score <= 1.0), stage
+    if isinstance(first, str) and isinstance(second, str) and first.strip() and second.strip():
+        try:
+            value = similarity(first, second)
+        except WebsimError:
+            return
+        assert 0.0 <= value <= 1.0 and not math.isnan(value)
+
+
+@FUZZ
+@given(data=st.binary(max_size=400))
+def test_screenshot_reader_rejects_non_images_with_websim_errors(data: bytes) -> None:
+    with pytest.raises(WebsimError):
+        colour_signature(data)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+@FUZZ
+@given(
+    lines=st.lists(st.one_of(st.binary(max_size=60), json_values.map(json.dumps).map(str.encode)))
+)
+def test_jsonl_reader_yields_objects_and_counts_the_rest(
+    tmp_path: Path, lines: list[bytes]
+) -> None:
+    path = tmp_path / "feed.jsonl"
+    path.write_bytes(b"\n".join(lines))
+    report = ReadReport()
+    records = list(iter_jsonl(path, report))
+    assert all(isinstance(record, dict) for record in records)
+    assert report.records == len(records)
+
+
+@FUZZ
+@given(
+    data=st.one_of(
+        json_values,
+        st.dictionaries(
+            st.sampled_from(
+                ["min_pages", "max_sites", "max_chunks", "sites", "documents", "pages", "skipped"]
+            ),
+            json_values,
+        ),
+    )
+)
+def test_saved_state_readers_raise_input_format_errors(data: object) -> None:
+    for rebuild in (SiteTemplateMemory.from_dict, DocumentCollector("all").restore):
+        try:
+            rebuild(data)  # type: ignore[arg-type]
+        except InputFormatError:
+            continue
+
+
+@FUZZ
+@given(raw=st.binary(max_size=80))
+def test_seed_parser_raises_input_format_errors(raw: bytes) -> None:
+    try:
+        seed = parse_seed(raw, "url")
+    except InputFormatError:
+        return
+    assert isinstance(seed, dict)
