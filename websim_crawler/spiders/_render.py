@@ -93,9 +93,30 @@ def enable_rendering(settings: Settings, params: CrawlParams) -> None:
     settings.set(
         "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", params.render_timeout * 1000, priority="spider"
     )
+    # Untrusted pages: no downloads, no permissions granted (prompts are refused), no service
+    # workers outliving the page, and no request by the page outside http(s), data: and blob:.
+    settings.set("PLAYWRIGHT_CONTEXTS", {"default": dict(SAFE_CONTEXT)}, priority="spider")
+    settings.set(
+        "PLAYWRIGHT_ABORT_REQUEST",
+        "websim_crawler.spiders._render.outside_the_web",
+        priority="spider",
+    )
     logger.info(
         "rendering with %s (screenshots: %s)", params.chromium_path, params.render_screenshot
     )
+
+
+SAFE_CONTEXT: dict[str, Any] = {
+    "accept_downloads": False,
+    "permissions": [],
+    "service_workers": "block",
+}
+_WEB_SCHEMES = ("http://", "https://", "data:", "blob:")
+
+
+def outside_the_web(request: Any) -> bool:
+    """Tell scrapy-playwright to abort a page's request to a non-web scheme (``file:`` ...)."""
+    return not str(request.url).lower().startswith(_WEB_SCHEMES)
 
 
 def render_meta(params: CrawlParams) -> dict[str, Any]:
