@@ -19,10 +19,21 @@ Visual stage: ``--render N`` renders N pages per site and year with Chromium (re
 blocked, pages are offline captures) and scores the visual stage and the four-stage combination
 on all pairs of those pages; EMD time per pair is measured on their signatures.
 
+Fitted combination: ``StageCombiner`` (logistic regression on the stage scores, non-negative
+weights, renormalised over the stages a pair has) is cross-validated with folds split by SITE:
+the 9 sites are dealt into 3 groups of 3 (``--cv-repeats`` random deals); each fold fits on the
+sampled pairs whose two pages both come from the 6 other sites and is scored on the pairs whose
+two pages both come from the 3 held-out sites, next to every single stage and the equal-weight
+mean on the same test pairs. Metrics are averaged over the folds: AUC, best F1 (threshold chosen
+on the test pairs, optimistic alike for every row) and F1 at the threshold that maximised F1 on
+the training pairs (an honest operating point). ``--write-weights FILE`` fits on all the sampled
+within-year pairs and writes the weights file that ``websim similar --weights`` reads.
+
 Usage::
 
     .venv/bin/python benchmarks/similarity.py                      # 1500+1500 pairs, render 2
     .venv/bin/python benchmarks/similarity.py --pairs 300 --render 0
+    .venv/bin/python benchmarks/similarity.py --pairs 600 --render 0 --write-weights w.json
 """
 
 from __future__ import annotations
@@ -50,10 +61,13 @@ from websim_crawler.core.similarity import (
     parse_document,
     similarity,
     structural_similarity,
+    style_similarity,
     tag_comparison,
     template_comparison,
 )
-from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.combine import StageCombiner, save_stage_weights
+from websim_crawler.core.similarity.compare import layout_score
+from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
 from websim_crawler.core.similarity.visual import colour_signature, signature_similarity
 
@@ -262,9 +276,9 @@ def layout_speed(
 
 
 def separation(
-    title: str, names: Sequence[str], scores: dict[str, list[float]], labels: list[bool]
+    title: str, names: Sequence[str], scores: dict[str, np.ndarray], labels: list[bool]
 ) -> None:
-    """Print AUC and best F1 of each score list."""
+    """Print AUC and best F1 of each score list (a stage without data scores 0)."""
     label_array = np.array(labels, dtype=bool)
     print(
         f"\n## {title}: {int(label_array.sum())} same-site pairs vs "
@@ -273,7 +287,7 @@ def separation(
     print("| stage | AUC | best F1 | at threshold |")
     print("|---|---:|---:|---:|")
     for name in names:
-        values = np.array(scores[name], dtype=float)
+        values = np.nan_to_num(scores[name], nan=0.0)
         f1, threshold = best_f1(values, label_array)
         print(f"| {name} | {auc(values, label_array):.3f} | {f1:.3f} | {threshold:.3f} |")
 
@@ -284,15 +298,150 @@ def stage_scores(
     params: SimilarityParams,
     idf: InverseDocumentFrequency,
     stages: Sequence[str],
-) -> dict[str, list[float]]:
-    """Score every pair with every stage and the combination (missing data scores 0)."""
-    scores: dict[str, list[float]] = {name: [] for name in (*stages, "combination")}
+) -> dict[str, np.ndarray]:
+    """Score every pair with every stage (NaN: no data), the joint layout and the combination."""
+    scores: dict[str, list[float]] = {
+        name: [] for name in (*stages, "layout (joint)", "layout (style)", "combination")
+    }
+    joint = SimilarityParams(layout_measure="joint")
     for i, j, _ in pairs:
         report = compare_pages(features[i], features[j], "full", params, idf)
         for name in stages:
-            scores[name].append(report.stage(name).score or 0.0)
+            score = report.stage(name).score
+            scores[name].append(np.nan if score is None else score)
+        first, second = features[i].document, features[j].document
+        scores["layout (joint)"].append(layout_score(first, second, joint)[0])
+        scores["layout (style)"].append(
+            style_similarity(first, second) if first and second else 0.0
+        )
         scores["combination"].append(report.combined_score or 0.0)
-    return scores
+    return {name: np.array(values, dtype=float) for name, values in scores.items()}
+
+
+def f1_at(scores: np.ndarray, labels: np.ndarray, threshold: float) -> float:
+    """Return the F1 of calling the pairs scoring at least ``threshold`` similar."""
+    predicted = scores >= threshold
+    true_positives = int((predicted & labels).sum())
+    return 2 * true_positives / (int(predicted.sum()) + int(labels.sum()))
+
+
+def site_folds(sites: Sequence[str], repeats: int, seed: int, groups: int = 3) -> list[set[str]]:
+    """Deal the sites into ``groups`` held-out groups, ``repeats`` times at random."""
+    names = sorted(set(sites))
+    rng = random.Random(seed)
+    folds: list[set[str]] = []
+    for _ in range(repeats):
+        rng.shuffle(names)
+        folds.extend(set(names[group::groups]) for group in range(groups))
+    return folds
+
+
+def cross_validate(
+    title: str,
+    pairs: Sequence[tuple[int, int, bool]],
+    pages: Sequence[Page],
+    singles: dict[str, np.ndarray],
+    combinations: dict[str, tuple[tuple[str, ...], np.ndarray]],
+    folds: list[set[str]],
+) -> None:
+    """Print site-held-out cross-validated AUC/F1 of single stages and fitted combinations."""
+    labels = np.array([label for _i, _j, label in pairs], dtype=bool)
+    pair_sites = [(pages[i].site, pages[j].site) for i, j, _ in pairs]
+    rows: dict[str, list[tuple[float, float, float]]] = {
+        name: [] for name in (*singles, *combinations, "all similar")
+    }
+    test_sizes = []
+    for held_out in folds:
+        test = np.array([a in held_out and b in held_out for a, b in pair_sites])
+        train = np.array([a not in held_out and b not in held_out for a, b in pair_sites])
+        if len(set(labels[test])) < 2 or len(set(labels[train])) < 2:
+            continue
+        test_sizes.append((int(labels[test].sum()), int((~labels[test]).sum())))
+        fold_scores = {name: np.nan_to_num(values, nan=0.0) for name, values in singles.items()}
+        for name, (stages, matrix) in combinations.items():
+            combiner = StageCombiner(stages=stages).fit(matrix[train], labels[train])
+            fold_scores[name] = combiner.predict_proba(matrix)[:, 1]
+        fold_scores["all similar"] = np.ones(len(labels))
+        for name, values in fold_scores.items():
+            threshold = best_f1(values[train], labels[train])[1]
+            rows[name].append(
+                (
+                    auc(values[test], labels[test]) if name != "all similar" else 0.5,
+                    best_f1(values[test], labels[test])[0],
+                    f1_at(values[test], labels[test], threshold),
+                )
+            )
+    positives, negatives = np.mean(test_sizes, axis=0)
+    print(
+        f"\n## {title}: site-held-out cross-validation, {len(test_sizes)} folds (3 of 9 sites "
+        f"held out; test pairs per fold: {positives:.0f} same-site, {negatives:.0f} "
+        "different-site on average)\n"
+    )
+    print("| score | AUC | best F1 (test threshold) | F1 at training threshold |")
+    print("|---|---:|---:|---:|")
+    for name, values in rows.items():
+        table = np.array(values)
+        mean, spread = table.mean(axis=0), table.std(axis=0)
+        print(
+            f"| {name} | {mean[0]:.3f} ± {spread[0]:.3f} | {mean[1]:.3f} ± {spread[1]:.3f} "
+            f"| {mean[2]:.3f} ± {spread[2]:.3f} |"
+        )
+    stage_names = [name for name in singles if name != "equal-weight mean"]
+    best_single = max(stage_names, key=lambda name: np.mean([row[0] for row in rows[name]]))
+    print()
+    for name in combinations:
+        for reference in (best_single, "equal-weight mean"):
+            differences = np.array(rows[name]) - np.array(rows[reference])
+            print(
+                f"- {name} minus {reference}: AUC {differences[:, 0].mean():+.3f} (higher in "
+                f"{int((differences[:, 0] > 0).sum())}/{len(differences)} folds), best F1 "
+                f"{differences[:, 1].mean():+.3f} ({int((differences[:, 1] > 0).sum())}), "
+                f"F1 at training threshold {differences[:, 2].mean():+.3f} "
+                f"({int((differences[:, 2] > 0).sum())})"
+            )
+
+
+def combinations_of(
+    scores: dict[str, np.ndarray], stages: Sequence[str]
+) -> dict[str, tuple[tuple[str, ...], np.ndarray]]:
+    """Return the fitted combinations to cross-validate: template layout, joint layout, both."""
+    others = tuple(stage for stage in stages if stage != "layout")
+
+    def matrix(columns: Sequence[str]) -> np.ndarray:
+        return np.column_stack([scores[column] for column in columns])
+
+    return {
+        "fitted combination (layout = template)": (tuple(stages), matrix(stages)),
+        "fitted combination (layout = joint)": (
+            ("layout", *others),
+            matrix(("layout (joint)", *others)),
+        ),
+        "fitted combination (template + joint layouts)": (
+            ("layout", "layout (joint)", *others),
+            matrix(("layout", "layout (joint)", *others)),
+        ),
+    }
+
+
+def write_weights(
+    path: Path, scores: dict[str, np.ndarray], pairs: Sequence[tuple[int, int, bool]], seed: int
+) -> None:
+    """Fit the four stage weights on all the given pairs and write them as a weights file."""
+    matrix = np.column_stack([scores.get(stage, np.full(len(pairs), np.nan)) for stage in STAGES])
+    combiner = StageCombiner().fit(matrix, [label for _i, _j, label in pairs])
+    save_stage_weights(
+        combiner,
+        path,
+        source=(
+            f"benchmarks/similarity.py: big9, {len(pairs)} sampled within-year pairs "
+            f"(seed {seed}), layout = template comparison"
+        ),
+    )
+    weights = ", ".join(f"{s} {w:.3f}" for s, w in zip(STAGES, combiner.weights_, strict=True))
+    print(
+        f"\nweights fitted on all {len(pairs)} within-year pairs: {weights}; combined "
+        f"threshold {combiner.threshold_:.3f} -> {path}"
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -301,6 +450,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--speed-pairs", type=int, default=400, help="pairs timed for speed")
     parser.add_argument("--render", type=int, default=2, help="pages per site and year to render")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--cv-repeats", type=int, default=5, help="random deals of the sites")
+    parser.add_argument("--write-weights", type=Path, help="write within-year fitted weights")
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/websim-bench-similarity"))
     parser.add_argument("--peer-venv", type=Path, default=None)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
@@ -318,7 +469,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.peer_venv = args.peer_venv or args.cache_dir / "html-similarity-venv"
     pages = load_big9(args.cache_dir)
     pairs = sample_pairs(pages, args.pairs, args.seed)
-    layout_speed(pages, pairs[: args.speed_pairs // 2] + pairs[-args.speed_pairs // 2 :], args)
+    if args.speed_pairs:
+        layout_speed(pages, pairs[: args.speed_pairs // 2] + pairs[-args.speed_pairs // 2 :], args)
 
     params = SimilarityParams()
     start = time.perf_counter()
@@ -331,16 +483,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{time.perf_counter() - start:.1f} s"
     )
     idf = InverseDocumentFrequency.fit(f.keywords for f in features.values())
+    folds = site_folds([page.site for page in pages], args.cv_repeats, args.seed)
+    stages = ("layout", "text", "links")
     for across_years in (True, False):
         sampled = pairs if across_years else sample_pairs(pages, args.pairs, args.seed, False)
-        scores = stage_scores(features, sampled, params, idf, ("layout", "text", "links"))
-        for measure in ("tag", "indel", "pq_gram", "joint"):
+        scores = stage_scores(features, sampled, params, idf, stages)
+        for measure in ("tag", "indel", "pq_gram"):
             variant = SimilarityParams(layout_measure=measure)
-            scores[f"layout ({measure})"] = [
-                compare_pages(features[i], features[j], "full", variant, idf).stage("layout").score
-                or 0.0
-                for i, j, _ in sampled
-            ]
+            scores[f"layout ({measure})"] = np.array(
+                [
+                    layout_score(features[i].document, features[j].document, variant)[0]
+                    for i, j, _ in sampled
+                ]
+            )
         span = "across years" if across_years else "within a year"
         separation(
             f"Separation on big9 {span}, three stages (layout = template comparison)",
@@ -350,6 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "layout (indel)",
                 "layout (pq_gram)",
                 "layout (joint)",
+                "layout (style)",
                 "text",
                 "links",
                 "combination",
@@ -357,8 +513,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             scores,
             [label for _i, _j, label in sampled],
         )
+        singles = {
+            name: scores[name]
+            for name in (
+                "layout",
+                "layout (joint)",
+                "layout (style)",
+                "text",
+                "links",
+                "combination",
+            )
+        }
+        singles["equal-weight mean"] = singles.pop("combination")
+        cross_validate(
+            f"Big9 {span}",
+            sampled,
+            pages,
+            singles,
+            combinations_of(scores, stages),
+            folds,
+        )
+        if args.write_weights and not across_years:
+            write_weights(args.write_weights, scores, sampled, args.seed)
     if args.render:
-        visual_benchmark(pages, features, params, idf, args)
+        visual_benchmark(pages, features, params, idf, folds, args)
     return 0
 
 
@@ -367,6 +545,7 @@ def visual_benchmark(
     features: dict[int, PageFeatures],
     params: SimilarityParams,
     idf: InverseDocumentFrequency,
+    folds: list[set[str]],
     args: argparse.Namespace,
 ) -> None:
     """Render a subset, time the EMD, and score all four stages on all its pairs."""
@@ -408,13 +587,25 @@ def visual_benchmark(
         f"{emd_time * 1e6:.0f} us/pair ({len(pairs)} pairs, "
         f"{params.signature_colours} colours, {params.visual_width}x{params.visual_height})"
     )
-    scores = stage_scores(features, pairs, params, idf, ("layout", "text", "links", "visual"))
+    scores = stage_scores(features, pairs, params, idf, STAGES)
+    span = "across years" if args.visual_across_years else "within a year"
     separation(
-        "Separation on the rendered big9 subset "
-        f"{'across years' if args.visual_across_years else 'within a year'}, four stages",
+        f"Separation on the rendered big9 subset {span}, four stages",
         ["layout", "text", "links", "visual", "combination"],
         scores,
         [label for _i, _j, label in pairs],
+    )
+    singles = {
+        name: scores[name] for name in ("layout", "layout (joint)", "layout (style)", *STAGES[1:])
+    }
+    singles["equal-weight mean"] = scores["combination"]
+    cross_validate(
+        f"Rendered big9 subset {span}, four stages",
+        pairs,
+        pages,
+        singles,
+        combinations_of(scores, STAGES),
+        folds,
     )
 
 

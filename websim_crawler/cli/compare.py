@@ -23,6 +23,7 @@ from websim_crawler._imports import require
 from websim_crawler.cli.extract import settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text
+from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import (
     MODES,
     ComparisonReport,
@@ -53,6 +54,11 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--screenshot-a", help="PNG screenshot of A")
     parser.add_argument("--screenshot-b", help="PNG screenshot of B")
     parser.add_argument("--layout-measure", choices=LAYOUT_MEASURES, help="layout stage measure")
+    parser.add_argument(
+        "--weights",
+        metavar="FILE",
+        help="JSON stage weights fitted with StageCombiner (sets WEBSIM_SIMILARITY_WEIGHTS_FILE)",
+    )
     parser.add_argument(
         "-s",
         "--set",
@@ -165,6 +171,9 @@ def run(args: argparse.Namespace) -> int:
     params = config.similarity
     if args.layout_measure:
         params = dataclasses.replace(params, layout_measure=args.layout_measure)
+    if args.weights:
+        params = dataclasses.replace(params, weights_file=args.weights)
+    params = with_weights_file(params)
     locations = [args.page_a, args.page_b]
     if args.render:
         rendered = render_pages(locations, config.crawl.chromium_path)

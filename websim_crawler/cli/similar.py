@@ -17,6 +17,7 @@ from tqdm import tqdm
 from websim_crawler.cli.extract import settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import ReadReport, atomic_write_json, iter_jsonl
+from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import MODES, features_from_item
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
@@ -30,7 +31,16 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("input", help="crawl feed: JSON Lines (.jsonl or .jsonl.gz)")
     parser.add_argument("-o", "--output", required=True, help="pairs JSON file to write")
-    parser.add_argument("--mode", choices=MODES, help="compare pairs as a cascade or in full")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        help="compare pairs as a cascade, in full, or by the combined score alone",
+    )
+    parser.add_argument(
+        "--weights",
+        metavar="FILE",
+        help="JSON stage weights fitted with StageCombiner (sets WEBSIM_SIMILARITY_WEIGHTS_FILE)",
+    )
     parser.add_argument(
         "--blocking-min-pages",
         type=int,
@@ -56,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
         changes["pairs_mode"] = args.mode
     if args.blocking_min_pages is not None:
         changes["blocking_min_pages"] = args.blocking_min_pages
-    params = dataclasses.replace(config.similarity, **changes)
+    if args.weights:
+        changes["weights_file"] = args.weights
+    params = with_weights_file(dataclasses.replace(config.similarity, **changes))
     read_report = ReadReport()
     records: Iterable[dict[str, Any]] = iter_jsonl(args.input, read_report)
     if not args.no_progress:

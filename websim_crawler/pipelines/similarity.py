@@ -8,6 +8,7 @@ thread when the spider closes and written atomically.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from typing import Any
 
@@ -19,6 +20,7 @@ from twisted.internet import threads
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
+from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
@@ -41,6 +43,7 @@ class SimilarityPipeline:
         output = config.similarity.output
         if not output:
             raise NotConfigured("WEBSIM_SIMILARITY_OUTPUT is not set")
+        config = dataclasses.replace(config, similarity=with_weights_file(config.similarity))
         logger.info("websim pairwise similarity enabled, writing %s", output)
         return cls(crawler, config, output)
 

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from websim_crawler.core.similarity.combine import (
+    StageCombiner,
+    fit_stage_weights,
+    load_stage_weights,
+    save_stage_weights,
+)
 from websim_crawler.core.similarity.compare import (
     ComparisonReport,
     PageFeatures,
@@ -60,6 +66,7 @@ __all__ = [
     "SetSimilarity",
     "SimilarPairs",
     "SimilarityParams",
+    "StageCombiner",
     "StageResult",
     "colour_signature",
     "compare_pages",
@@ -67,6 +74,7 @@ __all__ = [
     "earth_movers_distance",
     "features_from_item",
     "find_similar_pairs",
+    "fit_stage_weights",
     "get_classes",
     "get_pq_grams",
     "get_tags",
@@ -74,9 +82,11 @@ __all__ = [
     "group_successor_similarity",
     "jaccard_similarity",
     "link_similarity",
+    "load_stage_weights",
     "page_features",
     "parse_document",
     "predecessor_similarity",
+    "save_stage_weights",
     "signature_similarity",
     "similarity",
     "structural_similarity",

@@ -2,7 +2,10 @@
 
 The cascade is the multiplexer of "Web Page Visual Similarity": it stops at the first stage whose
 score is below its threshold. A stage without data (no screenshot, no links on either page, no
-keywords) is skipped and never stops the cascade.
+keywords) is skipped and never stops the cascade. ``full`` runs every stage (dissimilar if any
+stage is); ``combined`` runs every stage and judges by the combined score alone (the weighted
+mean of the stages with data against ``WEBSIM_SIMILARITY_COMBINED_THRESHOLD``; weights fitted
+with ``StageCombiner``).
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
 logger = logging.getLogger(__name__)
 
-MODES = ("cascade", "full")
+MODES = ("cascade", "full", "combined")
 
 
 @dataclass
@@ -235,7 +238,10 @@ def compare_pages(
     params: SimilarityParams | None = None,
     idf: InverseDocumentFrequency | None = None,
 ) -> ComparisonReport:
-    """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage."""
+    """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage.
+
+    ``combined`` judges by the weighted mean of the stage scores instead of stage by stage.
+    """
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
     params = params or SimilarityParams()
@@ -263,6 +269,12 @@ def compare_pages(
         else None
     )
     judged = [r.verdict for r in results if r.verdict in ("similar", "dissimilar")]
+    if mode == "combined":
+        judged = (
+            []
+            if combined is None
+            else ["similar" if combined >= params.combined_threshold else "dissimilar"]
+        )
     verdict = (
         "undetermined" if not judged else "dissimilar" if "dissimilar" in judged else "similar"
     )

@@ -55,6 +55,18 @@ class SimilarityParams:
         "WEBSIM_SIMILARITY_STAGE_WEIGHTS",
         "weights of layout,text,links,visual in the combined score (mean over stages with data)",
     )
+    combined_threshold: float = setting(
+        0.5,
+        "WEBSIM_SIMILARITY_COMBINED_THRESHOLD",
+        "combined score at or above this: similar (mode combined)",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    weights_file: str | None = setting(
+        None,
+        "WEBSIM_SIMILARITY_WEIGHTS_FILE",
+        "JSON file of fitted stage weights; replaces STAGE_WEIGHTS and COMBINED_THRESHOLD",
+    )
     joint_k: float = setting(
         0.5,
         "WEBSIM_SIMILARITY_JOINT_K",
@@ -144,8 +156,8 @@ class SimilarityParams:
     pairs_mode: str = setting(
         "cascade",
         "WEBSIM_SIMILARITY_PAIRS_MODE",
-        "how collection pairs are compared",
-        choices=("cascade", "full"),
+        "how collection pairs are compared: cascade, full, or combined (by the combined score)",
+        choices=("cascade", "full", "combined"),
     )
     output: str | None = setting(
         None,
