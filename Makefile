@@ -41,6 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/clustering.py
 	$(BIN)/python benchmarks/similarity.py
 	$(BIN)/python benchmarks/neardup.py
+	$(BIN)/python benchmarks/distributed.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

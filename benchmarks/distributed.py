@@ -1,0 +1,191 @@
+"""Scale-out: crawl pages/s with 1 vs 2 workers on one Redis frontier; Dask vs in-memory FCM.
+
+(a) Crawl: a generated site of ``--pages`` pages (each links to a few others) is served on
+  127.0.0.1 with ``--delay`` seconds per request, so a crawl is IO-bound as on the web. The
+  ``site`` spider crawls it once with one worker and once with two workers sharing one
+  scrapy-redis frontier (a throw-away redis-server; the start URL seeded with ``websim seed``).
+  Each worker allows ``--concurrency`` requests at a time. Pages/s = pages crawled / (last
+  response of any worker - first worker's start), from each worker's WEBSIM_STATS_OUTPUT,
+  so process start-up and the idle wait before a worker stops are not counted.
+(b) Clustering: fuzzy c-means on N=``--rows`` LSA-like rows (50 dims, float32, 10 blobs), the
+  in-memory ``FuzzyCMeans`` against ``DaskFuzzyCMeans`` on a LocalCluster (2 worker processes,
+  chunks of ``--chunk-rows`` rows), same seed, 20 iterations each; the largest membership difference
+  shows both compute the same clusters.
+
+Usage::
+
+    .venv/bin/python benchmarks/distributed.py
+    .venv/bin/python benchmarks/distributed.py --part crawl --pages 300 --delay 0.1
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+# This script is named distributed.py: keep its folder off the import path, or ``import
+# distributed`` (Dask's) would import the script itself.
+sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != REPO / "benchmarks"]
+
+
+def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
+    """Pages /p/0 .. /p/N-1; page i links to 2i+1, 2i+2 (a tree) and to i//3 and i+7 (mesh)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            time.sleep(delay)
+            if not self.path.startswith("/p/") or not self.path[3:].isdigit():
+                self.send_error(404)
+                return
+            number = int(self.path[3:])
+            targets = sorted({2 * number + 1, 2 * number + 2, number // 3, number + 7})
+            links = "".join(f"<li><a href='/p/{t}'>page {t}</a></li>" for t in targets if t < pages)
+            words = " ".join(f"word{(number * 7 + i) % 97}" for i in range(60))
+            body = (
+                f"<html><head><title>Page {number}</title></head><body><nav><ul>{links}</ul>"
+                f"</nav><article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    return Handler
+
+
+def crawl_with_workers(
+    redis_url: str, start_url: str, workers: int, concurrency: int, folder: Path
+) -> tuple[int, float]:
+    """Crawl with ``workers`` processes; return (distinct pages, seconds of crawling)."""
+    prefix = f"bench{workers}"
+    seed = [sys.executable, "-m", "websim_crawler", "seed", "site", start_url]
+    subprocess.run([*seed, "--redis", redis_url, "--prefix", prefix, "--reset"], check=True)
+    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+    processes = []
+    for number in range(workers):
+        out = folder / f"{prefix}-{number}"
+        command = [sys.executable, "-m", "scrapy", "crawl", "site", "-O", f"{out}.jsonl"]
+        for setting in (
+            f"WEBSIM_REDIS_URL={redis_url}",
+            f"WEBSIM_REDIS_PREFIX={prefix}",
+            "WEBSIM_REDIS_MAX_IDLE=3",
+            "WEBSIM_REDIS_POLL_INTERVAL=0.2",
+            f"WEBSIM_STATS_OUTPUT={out}.stats.json",
+            f"CONCURRENT_REQUESTS_PER_DOMAIN={concurrency}",
+            "AUTOTHROTTLE_ENABLED=0",
+            "DEPTH_LIMIT=0",
+            "LOG_LEVEL=WARNING",
+            f"LOG_FILE={out}.log",
+        ):
+            command += ["-s", setting]
+        processes.append(subprocess.Popen(command, cwd=REPO, env=environment))
+    for process in processes:
+        if process.wait() != 0:
+            raise SystemExit(f"a worker failed; see {folder}")
+    urls: list[str] = []
+    starts, ends = [], []
+    for number in range(workers):
+        out = folder / f"{prefix}-{number}"
+        lines = Path(f"{out}.jsonl").read_text(encoding="utf-8").splitlines()
+        urls += [json.loads(line)["url"] for line in lines]
+        stats = json.loads(Path(f"{out}.stats.json").read_text(encoding="utf-8"))
+        starts.append(datetime.fromisoformat(stats["start_time"]))
+        ends.append(datetime.fromisoformat(stats["websim/redis/last_response_time"]))
+    if len(urls) != len(set(urls)):
+        raise SystemExit("a page was crawled twice")
+    return len(urls), (max(ends) - min(starts)).total_seconds()
+
+
+def crawl_part(pages: int, delay: float, concurrency: int) -> None:
+    from websim_crawler.distributed.local import LocalRedis
+
+    if shutil.which("redis-server") is None:
+        print("(a) skipped: redis-server is not installed")
+        return
+    server = ThreadingHTTPServer(("127.0.0.1", 0), site_handler(pages, delay))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    start_url = f"http://127.0.0.1:{server.server_address[1]}/p/0"
+    rates = {}
+    print(
+        f"(a) crawl of {pages} pages, {delay * 1000:.0f} ms per request, {concurrency} per worker"
+    )
+    print(f"{'workers':>8} {'pages':>6} {'seconds':>8} {'pages/s':>8}")
+    with LocalRedis() as redis, tempfile.TemporaryDirectory() as folder:
+        for workers in (1, 2):
+            count, seconds = crawl_with_workers(
+                redis.url, start_url, workers, concurrency, Path(folder)
+            )
+            rates[workers] = count / seconds
+            print(f"{workers:>8} {count:>6} {seconds:>8.2f} {rates[workers]:>8.1f}")
+    server.shutdown()
+    print(f"speed-up, 2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
+
+
+def clustering_part(rows: int, chunk_rows: int) -> None:
+    import distributed
+
+    from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
+    from websim_crawler.core.clustering.fcm import FuzzyCMeans
+
+    rng = np.random.default_rng(0)
+    centres = rng.normal(0.0, 1.0, size=(10, 50))
+    data = (centres[rng.integers(0, 10, size=rows)] + rng.normal(0, 0.8, (rows, 50))).astype(
+        np.float32
+    )
+    settings: dict[str, Any] = {"m": 1.1, "random_state": 0, "max_iter": 20, "tol": 0.0}
+    print(f"\n(b) fuzzy c-means, N={rows} rows x 50 dims, k=10 (cosine, m=1.1), 20 iterations")
+    started = time.perf_counter()
+    memory = FuzzyCMeans(10, **settings).fit(data)
+    memory_seconds = time.perf_counter() - started
+    with distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=":0"
+    ) as cluster:
+        started = time.perf_counter()
+        dask = DaskFuzzyCMeans(
+            10, scheduler=cluster.scheduler_address, chunk_rows=chunk_rows, **settings
+        ).fit(data)
+        dask_seconds = time.perf_counter() - started
+    difference = float(np.abs(dask.membership_ - memory.membership_).max())
+    print(f"{'engine':>8} {'seconds':>8} {'iterations':>10} {'s/iteration':>11}")
+    for name, model, seconds in (("memory", memory, memory_seconds), ("dask", dask, dask_seconds)):
+        print(f"{name:>8} {seconds:>8.2f} {model.n_iter_:>10} {seconds / model.n_iter_:>11.4f}")
+    print(f"dask / memory time: {dask_seconds / memory_seconds:.2f}x")
+    print(f"largest membership difference: {difference:.2e}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--part", choices=("all", "crawl", "clustering"), default="all")
+    parser.add_argument("--pages", type=int, default=400)
+    parser.add_argument("--delay", type=float, default=0.1)
+    parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--chunk-rows", type=int, default=25_000)
+    args = parser.parse_args()
+    if args.part in ("all", "crawl"):
+        crawl_part(args.pages, args.delay, args.concurrency)
+    if args.part in ("all", "clustering"):
+        clustering_part(args.rows, args.chunk_rows)
+
+
+if __name__ == "__main__":
+    main()
