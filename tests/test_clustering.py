@@ -166,11 +166,24 @@ def test_tfidf_weights_and_document_frequency_bounds() -> None:
     tfidf = tfidf_vectors(documents, min_df=2, max_df=0.9)
     assert tfidf.terms == ("apple", "fruit")  # 'everywhere' is in every page, pie/salad in one
     row = tfidf.matrix[0].toarray().ravel()
-    idf = math.log(4 / 3) + 1
+    idf = math.log(4 / 2)  # ln((N + 1) / df)
+    assert np.allclose(tfidf.idf, [idf, idf])
     expected = np.array([(1 + math.log(3)) * idf, idf])
     assert np.allclose(row, expected / np.linalg.norm(expected), atol=1e-6)
     assert tfidf.matrix.dtype == np.float32
     assert tfidf_vectors(documents[:1]).terms == ("apple", "everywhere", "fruit")
+
+
+def test_idf_keeps_the_contrast_between_rare_and_common_terms() -> None:
+    """idf = ln((N + 1) / df): no ``+ 1`` flattening rare against common terms."""
+    documents = [{"common": 1, "rare": 1}] + [{"common": 1, f"other{i}": 1} for i in range(8)]
+    tfidf = tfidf_vectors(documents, min_df=1, max_df=1.0)
+    idf = dict(zip(tfidf.terms, tfidf.idf, strict=True))
+    assert idf["rare"] == pytest.approx(math.log(10), rel=1e-6)
+    assert idf["common"] == pytest.approx(math.log(10 / 9), rel=1e-6)
+    assert idf["rare"] / idf["common"] > 20  # smoothed idf + 1 gives (ln 5 + 1) / 1 = 2.6
+    single = tfidf_vectors([{"alone": 2, "page": 1}])  # a term in every page keeps a weight
+    assert single.matrix.nnz == 2 and np.all(single.matrix.data > 0)
 
 
 def test_lsa_reduce_returns_unit_rows_or_none_when_too_small() -> None:

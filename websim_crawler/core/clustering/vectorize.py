@@ -35,8 +35,11 @@ def tfidf_vectors(
 ) -> TfidfMatrix:
     """Build tf-idf rows from keyword counts, keeping terms found in ``min_df``..``max_df`` docs.
 
-    ``tf = 1 + log(count)`` when ``sublinear_tf``, else the count; ``idf = ln((1 + N) / (1 + df))
-    + 1`` (smoothed, as in Salton & Buckley 1988 and scikit-learn). ``min_df`` is capped at the
+    ``tf = 1 + log(count)`` when ``sublinear_tf``, else the count; ``idf = ln((N + 1) / df)``
+    (Sparck Jones 1972, with N + 1 so a term in every document keeps a small positive weight and
+    one document still gets a vector). scikit-learn's ``+ 1`` is left out on purpose: it flattens
+    the idf contrast (a term in 2 of 877 pages weighs 3.8 times one in 400 pages with it, 7.7
+    times without) and measured lower NMI (benchmarks/clustering.py). ``min_df`` is capped at the
     number of documents and ``max_df`` (a fraction of the documents) never removes a term found in
     ``min_df`` documents or fewer, so one or two documents still get vectors. ``max_features``
     keeps the most frequent terms by document frequency.
@@ -83,7 +86,7 @@ def tfidf_vectors(
         shape=(n_documents, len(kept)),
     )
     frequencies = np.asarray([document_frequency[term] for term in kept], dtype=np.float64)
-    idf = (np.log((1.0 + n_documents) / (1.0 + frequencies)) + 1.0).astype(np.float32)
+    idf = np.log((n_documents + 1.0) / frequencies).astype(np.float32)
     matrix = sp.csr_matrix(matrix @ sp.diags(idf))
     matrix.sum_duplicates()
     return TfidfMatrix(l2_normalize_rows(matrix), tuple(kept), idf)
