@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -190,10 +190,24 @@ def crawl_command(spider: str, output: Path, *extra: str) -> list[str]:
     return command + list(extra)
 
 
-def run_workers(commands: list[list[str]]) -> None:
+def run_workers(
+    commands: list[list[str]],
+    seed: Callable[[], None] | None = None,
+    logs: tuple[Path, ...] = (),
+) -> None:
+    """Run the crawl processes; once every worker's log shows it open, call ``seed``."""
     environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
     workers = [subprocess.Popen(command, cwd=REPO, env=environment) for command in commands]
     try:
+        if seed is not None:  # seeding after start-up gives both workers a fair start
+            deadline = time.monotonic() + 120
+            while not all(
+                log.exists() and "seeds from Redis list" in log.read_text("utf-8") for log in logs
+            ):
+                assert time.monotonic() < deadline, "the workers did not start"
+                assert all(worker.poll() is None for worker in workers)
+                time.sleep(0.1)
+            seed()
         codes = [worker.wait(timeout=240) for worker in workers]
     finally:
         for worker in workers:
@@ -204,7 +218,7 @@ def run_workers(commands: list[list[str]]) -> None:
 
 def worker_options(redis_url: str, prefix: str) -> list[str]:
     options = [f"WEBSIM_REDIS_URL={redis_url}", f"WEBSIM_REDIS_PREFIX={prefix}"]
-    options += ["WEBSIM_REDIS_MAX_IDLE=3", "WEBSIM_REDIS_POLL_INTERVAL=0.2"]
+    options += ["WEBSIM_REDIS_MAX_IDLE=6", "WEBSIM_REDIS_POLL_INTERVAL=0.2"]
     return [part for option in options for part in ("-s", option)]
 
 
@@ -219,12 +233,19 @@ def test_two_site_workers_crawl_each_page_once_and_cluster_the_union(
 ) -> None:
     reference = tmp_path / "single.jsonl"
     run_workers([crawl_command("site", reference, "-a", f"start_url={slow_demo_site}")])
-    # The start URL seeded twice, as two operators might: still fetched once (trap 1).
-    for _ in range(2):
-        assert main(["seed", "site", slow_demo_site, "--redis", redis_url, "--prefix", "t1"]) == 0
     outputs = [tmp_path / "worker-1.jsonl", tmp_path / "worker-2.jsonl"]
+
+    def seed_twice() -> None:  # as two operators might: still fetched once (trap 1)
+        for _ in range(2):
+            seed = ["seed", "site", slow_demo_site, "--redis", redis_url, "--prefix", "t1"]
+            assert main(seed) == 0
+
     started = time.monotonic()
-    run_workers([crawl_command("site", out, *worker_options(redis_url, "t1")) for out in outputs])
+    run_workers(
+        [crawl_command("site", out, *worker_options(redis_url, "t1")) for out in outputs],
+        seed_twice,
+        tuple(out.with_suffix(".log") for out in outputs),
+    )
     assert time.monotonic() - started < 120  # trap 2: idle workers stop by themselves
 
     per_worker = [urls_of(path) for path in outputs]
@@ -257,13 +278,18 @@ def test_two_deepweb_workers_share_seeded_queries(
         [crawl_command("deepweb", reference, *arguments, "-a", "queries=" + ",".join(QUERIES))]
     )
     seed = ["seed", "deepweb", *QUERIES, "--redis", redis_url, "--prefix", "t2", "--reset"]
-    assert main(seed) == 0
     outputs = [tmp_path / "worker-1.jsonl", tmp_path / "worker-2.jsonl"]
+
+    def seed_queries() -> None:
+        assert main(seed) == 0
+
     run_workers(
         [
             crawl_command("deepweb", out, *arguments, *worker_options(redis_url, "t2"))
             for out in outputs
-        ]
+        ],
+        seed_queries,
+        tuple(out.with_suffix(".log") for out in outputs),
     )
     pages = [(record["kind"], record["url"]) for path in outputs for record in iter_jsonl(path)]
     expected = [(record["kind"], record["url"]) for record in iter_jsonl(reference)]
