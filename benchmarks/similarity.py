@@ -533,6 +533,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             combinations_of(scores, stages),
             folds,
         )
+        labels = np.array([label for _i, _j, label in sampled], dtype=bool)
+        default_f1 = f1_at(scores["combination"], labels, params.combined_threshold)
+        print(
+            "\nequal-weight mean, F1 at the default WEBSIM_SIMILARITY_COMBINED_THRESHOLD "
+            f"{params.combined_threshold}: {default_f1:.3f}; "
+            f"at 0.5: {f1_at(scores['combination'], labels, 0.5):.3f}"
+        )
         if args.write_weights and not across_years:
             write_weights(args.write_weights, scores, sampled, args.seed)
     if args.render:

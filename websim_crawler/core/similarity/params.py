@@ -56,9 +56,9 @@ class SimilarityParams:
         "weights of layout,text,links,visual in the combined score (mean over stages with data)",
     )
     combined_threshold: float = setting(
-        0.5,
+        0.2,
         "WEBSIM_SIMILARITY_COMBINED_THRESHOLD",
-        "combined score at or above this: similar (mode combined)",
+        "combined score at or above this: similar (mode combined); 0.2 suits equal weights",
         minimum=0.0,
         maximum=1.0,
     )
