@@ -1,6 +1,7 @@
 """A local HTTP server that misbehaves on purpose, for the reliability tests.
 
-Each path is one fault: ``/fault/500``, ``/fault/503`` (with Retry-After), ``/fault/timeout``,
+Each path is one fault: ``/fault/500``, ``/fault/503`` (with Retry-After: 1),
+``/fault/503-long`` (Retry-After: an HTTP date an hour ahead), ``/fault/timeout``,
 ``/fault/reset`` (TCP reset, no answer), ``/fault/redirect/N`` (endless), ``/fault/drip`` (a
 byte every 0.2 s), ``/fault/huge`` (50 MB, declared), ``/fault/huge-stream`` (50 MB, undeclared),
 ``/fault/bomb`` (a small gzip body that inflates to 200 MB), ``/fault/truncated-body`` (shorter
@@ -22,6 +23,7 @@ from typing import Any
 FAILING = {
     "/fault/500": "http_500",
     "/fault/503": "http_503",
+    "/fault/503-long": "http_503",
     "/fault/timeout": "timeout",
     "/fault/drip": "timeout",
     "/fault/reset": "connection_lost",
@@ -71,9 +73,10 @@ class FaultHandler(BaseHTTPRequestHandler):
             self.send_body(f"<html><body><h1>Faults</h1><ul>{links}</ul></body></html>".encode())
         elif path.startswith("/good/"):
             self.send_body(_article(f"Good page {path[6:]}", "volcanoes erupt lava and ash"))
-        elif path in ("/fault/500", "/fault/503"):
-            self.send_response(int(path[-3:]))
-            self.send_header("Retry-After", "1")
+        elif path in ("/fault/500", "/fault/503", "/fault/503-long"):
+            self.send_response(int(path.removesuffix("-long")[-3:]))
+            later = self.date_time_string(time.time() + 3600)
+            self.send_header("Retry-After", later if path.endswith("-long") else "1")
             self.send_header("Content-Length", "0")
             self.end_headers()
         elif path == "/fault/timeout":

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 
+from websim_crawler.core.crawling import retry_after_seconds
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.reliability import failure_reason
 
@@ -29,6 +31,15 @@ def failure_of(error: BaseException) -> Failure:
         raise error
     except BaseException:
         return Failure()
+
+
+def test_retry_after_reads_seconds_and_http_dates() -> None:
+    now = datetime(2026, 11, 30, 12, 0, 0, tzinfo=UTC)
+    assert retry_after_seconds("120") == 120.0
+    assert retry_after_seconds("Mon, 30 Nov 2026 12:01:30 GMT", now) == 90.0
+    assert retry_after_seconds("Mon, 30 Nov 2026 11:00:00 GMT", now) == 0.0
+    assert retry_after_seconds("soon") is None
+    assert retry_after_seconds(None) is None
 
 
 def test_failure_reasons_are_short_slugs() -> None:
@@ -76,6 +87,8 @@ def test_crawl_of_a_faulty_server_finishes_and_counts_every_failure(tmp_path: Pa
         if key.startswith("websim/pages/failed/")
     }
     assert failed == dict(Counter(FAILING.values()))
+    assert stats["websim/retry_after/waited"] == 1  # /fault/503, retried once after 1 s
+    assert stats["websim/retry_after/too_long"] == 1  # /fault/503-long asks for an hour
 
     records = {
         str(record["url"]).removeprefix(server.url.rstrip("/")): record

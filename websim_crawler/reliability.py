@@ -26,12 +26,16 @@ from scrapy.exceptions import (
     ResponseDataLossError,
     UnsupportedURLSchemeError,
 )
+from scrapy.http import Request, Response
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.error import ConnectionLost, TimeoutError
+from twisted.internet.task import deferLater
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 
 from websim_crawler.config import WebsimConfig
+from websim_crawler.core.crawling import retry_after_seconds
 from websim_crawler.core.io import atomic_write_json
 
 logger = logging.getLogger(__name__)
@@ -72,6 +76,48 @@ def failure_reason(failure: Failure) -> str:
         return "ignored"
     name = type(error).__name__ if error is not None else "unknown"
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().removesuffix("_error")
+
+
+class RetryAfterMiddleware:
+    """Make Scrapy's retry of a 429/503 answer wait for its Retry-After header.
+
+    Sits just before ``RetryMiddleware`` on the response path: it waits (without blocking
+    other requests) and hands the answer on to be retried. A server asking for more than
+    ``WEBSIM_RETRY_AFTER_MAX`` seconds is not retried; that answer is counted and given up.
+    """
+
+    def __init__(self, crawler: Crawler, longest_wait: float) -> None:
+        self.crawler = crawler
+        self.longest_wait = longest_wait
+        self.max_retry_times = crawler.settings.getint("RETRY_TIMES")
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RetryAfterMiddleware:
+        """Build the middleware from the crawl settings."""
+        return cls(crawler, WebsimConfig.from_settings(crawler.settings).crawl.retry_after_max)
+
+    async def process_response(self, request: Request, response: Response) -> Response:
+        """Wait for Retry-After when a retry will follow; refuse waits that are too long."""
+        if response.status not in (429, 503) or request.meta.get("dont_retry", False):
+            return response
+        retries_left = request.meta.get("max_retry_times", self.max_retry_times) - (
+            request.meta.get("retry_times", 0)
+        )
+        header = response.headers.get(b"Retry-After")
+        delay = retry_after_seconds(header.decode("latin-1") if header else None)
+        if delay is None or delay <= 0 or retries_left <= 0:
+            return response
+        stats = self.crawler.stats
+        assert stats is not None
+        if delay > self.longest_wait:
+            stats.inc_value("websim/retry_after/too_long")
+            request.meta["dont_retry"] = True
+            return response
+        stats.inc_value("websim/retry_after/waited")
+        from twisted.internet import reactor  # the running one, installed by Scrapy
+
+        await maybe_deferred_to_future(deferLater(reactor, delay, lambda: None))
+        return response
 
 
 class StatsFile:

@@ -10,6 +10,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 
 from lxml import etree
@@ -52,9 +54,31 @@ class CrawlParams:
         minimum=1.0,
         maximum=600.0,
     )
+    retry_after_max: float = setting(
+        60.0,
+        "WEBSIM_RETRY_AFTER_MAX",
+        "longest Retry-After (seconds) a 429/503 retry waits for; longer asks give up",
+        minimum=0.0,
+    )
 
     def __post_init__(self) -> None:
         validate(self)
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Read a Retry-After header: delay seconds or an HTTP date (RFC 9110, section 10.2.3)."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
