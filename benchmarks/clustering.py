@@ -4,9 +4,11 @@
   * ``big9`` (360 news pages, 9 site labels): keywords from the HTML twice, once by websim's page
     analysis (main-content keywords) and once from all visible text (core.text).
   * ``webkb`` (877 pages, 5 class labels): the binary stemmed-word vectors as keyword counts.
-  Every method gets the same tf-idf rows (or the same LSA rows): k-means (scikit-learn),
-  skfuzzy's c-means, and websim's ``FuzzyCMeans``; then the choices behind websim's defaults
-  (LSA dimensions x fuzziness m, initialisation, restarts) and what ``auto`` picks.
+  Every method gets the same tf-idf rows (or the same LSA rows) and the same k: k-means
+  (scikit-learn), skfuzzy's c-means, and websim's ``FuzzyCMeans``; the default against k-means as
+  a paired difference over the seeds (mean and standard error); then the choices behind websim's
+  defaults (LSA dimensions x fuzziness m, idf, initialisation, restarts, whether FCM optimises
+  k-means' own objective as well as k-means does) and the validity indices ``auto`` reads, per k.
 (b) Speed and memory: synthetic topic documents over a 20k-term vocabulary at N = 1k, 10k, 100k.
   ``FuzzyCMeans`` (sparse) and ``skfuzzy.cluster.cmeans`` (dense, shaped features x samples) run
   the same number of iterations from the same initial memberships (euclidean, m=2, the only
@@ -41,7 +43,7 @@ import numpy as np
 import scipy.sparse as sp
 import skfuzzy
 from sklearn.cluster import KMeans
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 
 from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.clustering import (
@@ -52,7 +54,8 @@ from websim_crawler.core.clustering import (
     lsa_reduce,
     tfidf_vectors,
 )
-from websim_crawler.core.clustering.auto import VALIDITY_INDICES, candidate_range, choose_n_clusters
+from websim_crawler.core.clustering.auto import candidate_range
+from websim_crawler.core.clustering.fcm import l2_normalize_rows
 from websim_crawler.core.html import parse_html, remove_invisible
 from websim_crawler.core.text import detect_language, keyword_counts
 from websim_crawler.errors import WebsimError
@@ -232,8 +235,22 @@ def quality(data: LabelledSet, seeds: int) -> None:
         spread = results[:, 0].std()
         print(f"{vectors:<10} {name:<44} {nmi:6.3f}±{spread:.3f} {ari:6.3f} {pure:6.3f}", end="")
         print(f" {elapsed:6.2f}")
+    paired_difference(data, lsa, seeds)
     ablation(data, tfidf, seeds)
     auto_choice(data, lsa)
+
+
+def paired_difference(data: LabelledSet, rows: Any, seeds: int) -> None:
+    """Websim default minus k-means on the same LSA rows and seeds: mean and standard error."""
+    difference = mean_scores(fcm(), rows, data, seeds) - mean_scores(kmeans, rows, data, seeds)
+    error = difference.std(axis=0, ddof=1) / np.sqrt(seeds) if seeds > 1 else np.zeros(3)
+    cells = "  ".join(
+        f"{name} {mean:+.3f}±{se:.3f}"
+        for name, mean, se in zip(
+            ("NMI", "ARI", "purity"), difference.mean(axis=0), error, strict=True
+        )
+    )
+    print(f"websim default - k-means, same LSA rows, paired over {seeds} seeds: {cells}")
 
 
 def ablation(data: LabelledSet, tfidf: sp.csr_matrix, seeds: int) -> None:
@@ -251,32 +268,96 @@ def ablation(data: LabelledSet, tfidf: sp.csr_matrix, seeds: int) -> None:
     reduced = lsa_reduce(tfidf, DEFAULTS.svd_components, random_state=0)
     print(
         f"initialisation and restarts at the defaults (LSA {DEFAULTS.svd_components}, "
-        f"m={DEFAULTS.fuzziness}):"
+        f"m={DEFAULTS.fuzziness}), NMI:"
     )
     for name, method in (
         ("k-means++, n_init=1", fcm(n_init=1)),
         ("random rows, n_init=1", fcm(init="random", n_init=1)),
         ("k-means++, n_init=3", fcm(n_init=3)),
         ("random rows, n_init=3", fcm(init="random", n_init=3)),
+        ("k-means++, n_init=10", fcm(n_init=10)),
+        ("tol 1e-6 (default 1e-4)", fcm(tol=1e-6)),
     ):
         results = mean_scores(method, reduced, data, seeds)
         print(f"  {name:<24} NMI {results[:, 0].mean():.3f}±{results[:, 0].std():.3f}")
+    idf_ablation(data, tfidf, seeds)
+    kmeans_objective(data, reduced, seeds)
+
+
+def idf_ablation(data: LabelledSet, tfidf: sp.csr_matrix, seeds: int) -> None:
+    """websim's idf ln((N+1)/df) against the smoothed ln((1+N)/(1+df)) + 1 of scikit-learn."""
+    n_documents = tfidf.shape[0]
+    frequencies = np.bincount(tfidf.indices, minlength=tfidf.shape[1]).astype(np.float64)
+    ours = np.log((n_documents + 1.0) / frequencies)
+    smoothed = np.log((1.0 + n_documents) / (1.0 + frequencies)) + 1.0
+    rescaled = l2_normalize_rows(
+        sp.csr_matrix(tfidf @ sp.diags((smoothed / ours).astype(np.float32)))
+    )
+    print(f"idf at the defaults (LSA {DEFAULTS.svd_components}), NMI/ARI/purity:")
+    for name, rows in (("ln((N+1)/df) (websim)", tfidf), ("ln((1+N)/(1+df)) + 1", rescaled)):
+        reduced = lsa_reduce(rows, DEFAULTS.svd_components, random_state=0)
+        cells = []
+        for method in (fcm(), kmeans):
+            nmi, ari, pure = mean_scores(method, reduced, data, seeds).mean(axis=0)
+            cells.append(f"{nmi:.3f}/{ari:.3f}/{pure:.3f}")
+        print(f"  {name:<24} websim default {cells[0]}   k-means {cells[1]}")
+
+
+def kmeans_objective(data: LabelledSet, rows: Any, seeds: int) -> None:
+    """k-means' objective (inertia) of both hard partitions: does FCM optimise it as well?"""
+    k = len(set(data.labels))
+    dense = np.asarray(rows, dtype=np.float64)
+
+    def inertia(labels: np.ndarray) -> float:
+        return float(
+            sum(
+                ((dense[labels == j] - dense[labels == j].mean(axis=0)) ** 2).sum()
+                for j in set(labels)
+            )
+        )
+
+    ours = [inertia(fcm()(rows, k, seed)) for seed in range(seeds)]
+    theirs = [inertia(kmeans(rows, k, seed)) for seed in range(seeds)]
+    print(
+        f"k-means inertia of the hard partition (lower = better for k-means' own objective): "
+        f"websim default {np.mean(ours):.2f} (best {min(ours):.2f}), "
+        f"k-means {np.mean(theirs):.2f} (best {min(theirs):.2f})"
+    )
 
 
 def auto_choice(data: LabelledSet, rows: Any) -> None:
+    """The validity indices per k (and the cosine silhouette), and what each would pick."""
+    n_labels = len(set(data.labels))
     candidates = candidate_range(rows.shape[0], DEFAULTS.max_clusters)
-    for index in VALIDITY_INDICES:
-        model, _scores = choose_n_clusters(
-            rows,
-            candidates,
-            lambda k: FuzzyCMeans(k, m=DEFAULTS.fuzziness, n_init=DEFAULTS.n_init, random_state=0),
-            index,
+    tried = range(2, max(candidates[-1], 4 * n_labels) + 1)
+    print(
+        f"auto: validity per k (auto tries {candidates[0]}..{candidates[-1]}; {n_labels} labels)\n"
+        f"{'k':>4} {'XB':>6} {'PC':>6} {'PE':>6} {'silh.':>6} {'NMI':>6}"
+    )
+    curve = []
+    for k in tried:
+        model = FuzzyCMeans(k, m=DEFAULTS.fuzziness, n_init=DEFAULTS.n_init, random_state=0)
+        labels = model.fit_predict(rows)
+        silhouette = silhouette_score(rows, labels, metric="cosine") if len(set(labels)) > 1 else 0
+        values = (
+            model.xie_beni_,
+            model.partition_coefficient_,
+            model.partition_entropy_,
+            silhouette,
+            scores(data.labels, labels)[0],
         )
-        nmi, ari, pure = scores(data.labels, model.membership_.argmax(axis=1))
-        print(
-            f"auto by {index:<22} ({candidates[0]}..{candidates[-1]}): k={model.n_clusters:<3}"
-            f"(labels: {len(set(data.labels))})  NMI {nmi:.3f} ARI {ari:.3f} purity {pure:.3f}"
-        )
+        curve.append((k, *values))
+        print(f"{k:>4}" + "".join(f" {value:6.3f}" for value in values))
+    in_range = [row for row in curve if row[0] <= candidates[-1]]
+    picks = {
+        "xie_beni (lowest)": min(in_range, key=lambda row: row[1]),
+        "partition_coefficient (highest)": max(in_range, key=lambda row: row[2]),
+        "partition_entropy (lowest)": min(in_range, key=lambda row: row[3]),
+        f"silhouette (highest, 2..{tried[-1]})": max(curve, key=lambda row: row[4]),
+        "best NMI (needs the labels)": max(curve, key=lambda row: row[5]),
+    }
+    for name, row in picks.items():
+        print(f"  picked by {name:<32} k={row[0]:<3} NMI {row[5]:.3f}")
 
 
 # --- speed --------------------------------------------------------------------------------------
@@ -390,7 +471,7 @@ def speed(sizes: Sequence[int], iterations: int, skfuzzy_max: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=("quality", "speed", "all"), default="all")
-    parser.add_argument("--seeds", type=int, default=5, help="seeds averaged in (a)")
+    parser.add_argument("--seeds", type=int, default=10, help="seeds averaged in (a)")
     parser.add_argument("--sizes", default="1000,10000,100000", help="N values in (b)")
     parser.add_argument("--iterations", type=int, default=10, help="iterations timed in (b)")
     parser.add_argument(
