@@ -24,6 +24,13 @@ from websim_crawler.reliability import failure_reason
 
 REPO = Path(__file__).resolve().parents[1]
 PEAK_RSS_LIMIT_MB = 450  # a crawl's own baseline is about 150 MB; one 50 MB body would show
+PEAK_RSS_WRAPPER = (
+    "import os, subprocess, sys\n"
+    "child = subprocess.Popen(sys.argv[2:])\n"
+    "_, status, usage = os.wait4(child.pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status))\n"
+)
 
 
 def failure_of(error: BaseException) -> Failure:
@@ -71,11 +78,17 @@ def test_crawl_of_a_faulty_server_finishes_and_counts_every_failure(tmp_path: Pa
         for name, value in settings.items():
             command += ["-s", f"{name}={value}"]
         environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
-        process = subprocess.Popen(command, cwd=REPO, env=environment)
-        _, status, usage = os.wait4(process.pid, 0)  # this child's own peak memory
-        process.returncode = os.waitstatus_to_exitcode(status)
+        # Linux carries a parent's peak RSS over fork and exec into the child's ru_maxrss, so a
+        # fat pytest process would inflate the crawl's figure: measure from a small process.
+        peak_file = tmp_path / "peak_rss_kb"
+        process = subprocess.run(
+            [sys.executable, "-c", PEAK_RSS_WRAPPER, str(peak_file), *command],
+            cwd=REPO,
+            env=environment,
+            check=False,
+        )
     assert process.returncode == 0
-    peak_rss_mb = usage.ru_maxrss / 1024
+    peak_rss_mb = int(peak_file.read_text()) / 1024
     assert peak_rss_mb < PEAK_RSS_LIMIT_MB, f"peak RSS {peak_rss_mb:.0f} MB"
 
     stats = json.loads(stats_path.read_text(encoding="utf-8"))
