@@ -67,6 +67,7 @@ from websim_crawler.core.similarity import (
 )
 from websim_crawler.core.similarity.combine import StageCombiner, save_stage_weights
 from websim_crawler.core.similarity.compare import layout_score
+from websim_crawler.core.similarity.documents import clear_parsed_text_cache
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
 from websim_crawler.core.similarity.visual import colour_signature, signature_similarity
@@ -231,11 +232,13 @@ def layout_speed(
                 structural_similarity(parsed[i], parsed[j], a) for i, j, _ in pairs
             ]
         )
+        clear_parsed_text_cache()
         each, _ = timed(
             lambda a=algorithm: [structural_similarity(texts[i], texts[j], a) for i, j, _ in pairs]
         )
         rows.append((f"structural {algorithm}", once, each, scores))
     once, scores = timed(lambda: [similarity(parsed[i], parsed[j]) for i, j, _ in pairs])
+    clear_parsed_text_cache()
     each, _ = timed(lambda: [similarity(texts[i], texts[j]) for i, j, _ in pairs])
     rows.append(("joint k=0.5", once, each, scores))
     once, scores = timed(lambda: [tag_comparison(parsed[i], parsed[j]).score for i, j, _ in pairs])

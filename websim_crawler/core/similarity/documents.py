@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import TypeAlias
 
 import lxml.etree
@@ -49,23 +49,19 @@ class _TagAlphabet:
 
 
 _ALPHABET = _TagAlphabet()
+# What ``node.tag`` is for the nodes that are not elements.
+_SPECIAL_LABELS = {
+    lxml.etree.Comment: "comment",
+    lxml.etree.ProcessingInstruction: "processing-instruction",
+    lxml.etree.Entity: "entity",
+}
+# Pages given as text are parsed once and kept for their next comparisons (LRU).
+PARSED_TEXT_CACHE_SIZE = 16
 
 
 def encode_labels(labels: list[str]) -> str:
     """Encode labels as a string, one character per label, the same character for equal labels."""
     return _ALPHABET.encode(labels)
-
-
-def node_label(node: lxml.etree._Element) -> str:
-    """Return a node's label: its tag, or ``comment``/``processing-instruction``/``entity``."""
-    if isinstance(node, lxml.etree._Comment):
-        return "comment"
-    if isinstance(node, lxml.etree._ProcessingInstruction):
-        return "processing-instruction"
-    if isinstance(node, lxml.etree._Entity):
-        return "entity"
-    tag = node.tag
-    return tag if isinstance(tag, str) else str(tag)
 
 
 @dataclass(frozen=True)
@@ -88,7 +84,11 @@ class ParsedDocument:
     _labels: list[str] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self._labels = [node_label(node) for node in self.root.iter()]
+        special = _SPECIAL_LABELS
+        self._labels = [
+            tag if tag.__class__ is str else special.get(tag, str(tag))
+            for tag in (node.tag for node in self.root.iter())
+        ]
 
     @property
     def tags(self) -> list[str]:
@@ -104,10 +104,8 @@ class ParsedDocument:
     def classes(self) -> frozenset[str]:
         """The CSS class names used anywhere in the page."""
         names: set[str] = set()
-        for element in self.root.iter(lxml.etree.Element):
-            value = element.get("class")
-            if value:
-                names.update(value.split())
+        for value in self.root.xpath("descendant-or-self::*/@class"):
+            names.update(str(value).split())
         return frozenset(names)
 
     @cached_property
@@ -140,12 +138,20 @@ def parse_document(document: Document) -> ParsedDocument:
         return ParsedDocument(root)
     if isinstance(document, lxml.etree._Element):
         return ParsedDocument(document)
-    if isinstance(document, bytes):
-        text = decode_html(document)
-    elif isinstance(document, str):
-        text = document
-    else:
-        raise TypeError(f"cannot compare a {type(document).__name__} as HTML")
+    if isinstance(document, (str, bytes)):
+        return _parse_text(document)
+    raise TypeError(f"cannot compare a {type(document).__name__} as HTML")
+
+
+def clear_parsed_text_cache() -> None:
+    """Forget the pages parsed from text (to time parsing, or free their memory)."""
+    _parse_text.cache_clear()
+
+
+@lru_cache(maxsize=PARSED_TEXT_CACHE_SIZE)
+def _parse_text(document: str | bytes) -> ParsedDocument:
+    """Parse HTML text; the cache spares re-parsing a page compared with several others."""
+    text = decode_html(document) if isinstance(document, bytes) else document
     if not text.strip():
         raise PageError("empty", "the page has no content")
     text = text.lstrip()
@@ -168,23 +174,28 @@ def pq_gram_profile(root: lxml.etree._Element, p: int, q: int) -> Counter[tuple[
     Each gram is ``(node, p-1 ancestors nearest first, q-wide window of child labels)`` with
     ``*`` padding; a leaf has one gram with an all-``*`` window.
     """
-    grams: Counter[tuple[str, ...]] = Counter()
+    grams: list[tuple[str, ...]] = []
     stars = (_STAR,) * (q - 1)
+    leaf_window = (*stars, _STAR)
+    special = _SPECIAL_LABELS
     pending: list[tuple[lxml.etree._Element, tuple[str, ...]]] = [(root, (_STAR,) * (p - 1))]
     while pending:
         node, ancestors = pending.pop()
-        label = node_label(node)
+        tag = node.tag
+        stem = (tag if tag.__class__ is str else special.get(tag, str(tag)), *ancestors)
         children = list(node)
-        stem = (label, *ancestors)
         if not children:
-            grams[(*stem, *stars, _STAR)] += 1
+            grams.append(stem + leaf_window)
             continue
-        window = [*stars, *(node_label(child) for child in children), *stars]
-        for start in range(len(children) + q - 1):
-            grams[(*stem, *window[start : start + q])] += 1
+        labels = [
+            tag if tag.__class__ is str else special.get(tag, str(tag))
+            for tag in (child.tag for child in children)
+        ]
+        window = (*stars, *labels, *stars)
+        grams.extend(stem + window[start : start + q] for start in range(len(children) + q - 1))
         child_ancestors = stem[: p - 1]
         pending.extend((child, child_ancestors) for child in children)
-    return grams
+    return Counter(grams)
 
 
 def build_vertex_tree(root: lxml.etree._Element) -> VertexTree:
