@@ -44,6 +44,7 @@ import lxml.html
 
 from websim_crawler.core.analysis import AnalysisParams, analyse_page
 from websim_crawler.core.segment import BLOCK_TAGS
+from websim_crawler.core.text import detect_language
 from websim_crawler.errors import WebsimError
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -171,6 +172,9 @@ def load_stored_outputs() -> dict[str, dict[str, str]]:
 
 def websim_extractor(params: AnalysisParams) -> Extractor:
     """Return websim's page analysis as an extractor (pages it refuses give empty text)."""
+    # Load the language identifier's model now, outside the timing (the warm-up page may
+    # declare its language and never load it).
+    detect_language("A sentence long enough for the language identifier to load its model.")
 
     def extract(data: bytes) -> str:
         try:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
+import lxml.etree
+import lxml.html
 import pytest
 
 from websim_crawler.core.analysis import (
     AnalysisParams,
+    Chunk,
     analyse_page,
     box_position_ratio,
     chunk_weight,
@@ -19,6 +23,7 @@ from websim_crawler.core.analysis import (
     position_feature,
     title_word_relevancy,
 )
+from websim_crawler.core.html import page_title, parse_document, parse_html, remove_invisible
 from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import ConfigError, PageError
 
@@ -281,3 +286,47 @@ def test_params_are_validated() -> None:
         AnalysisParams(hyperlink_threshold=1.5)
     with pytest.raises(ConfigError, match="WEBSIM_TOP_KEYWORDS"):
         AnalysisParams(top_keywords=0)
+
+
+def test_chunk_records_carry_every_field_and_title_keywords() -> None:
+    analysis = analyse_page(ARTICLE_PAGE, "http://example.com/a")
+    names = {field.name for field in dataclasses.fields(Chunk)}
+    for chunk in analysis.chunks:
+        assert set(vars(chunk)) == names
+        assert chunk == Chunk(**vars(chunk))
+    heading = next(c for c in analysis.chunks if c.text == "Fuzzy clustering of web pages")
+    # "of", "web" and "pages" are stopwords of the English list
+    assert heading.title_keywords == {"fuzzy": 1, "clustering": 1}
+    first = next(c for c in analysis.chunks if c.text.startswith("Fuzzy clustering assigns"))
+    # unstemmed, "cluster" is not the title's "clustering"
+    assert first.title_keywords == {"fuzzy": 1, "clustering": 2}
+    assert first.title_word_relevancy == pytest.approx((1 + 2) / 2)
+
+
+def test_chunk_stemming_switch_keeps_main_keywords_stemmed() -> None:
+    plain = analyse_page(ARTICLE_PAGE)
+    stemmed = analyse_page(ARTICLE_PAGE, params=AnalysisParams(stem_chunk_keywords=True))
+    assert plain.keywords == stemmed.keywords
+    assert plain.keywords["cluster"] == 3
+    heading = next(c for c in stemmed.chunks if c.text == "Fuzzy clustering of web pages")
+    assert heading.title_keywords == {"fuzzi": 1, "cluster": 1}
+    first = next(c for c in stemmed.chunks if c.text.startswith("Fuzzy clustering assigns"))
+    # stemmed, "cluster" and "clustering" are one keyword
+    assert first.title_keywords == {"fuzzi": 1, "cluster": 3}
+
+
+def test_parse_document_gives_plain_elements_with_the_same_tree() -> None:
+    page = "<html><body><div class='a'><p>One <b>two</b></p></div>tail</body></html>"
+    plain, rich = parse_document(page), parse_html(page)
+    assert type(plain) is lxml.etree._Element
+    assert isinstance(rich, lxml.html.HtmlElement)
+    assert lxml.etree.tostring(plain) == lxml.etree.tostring(rich)
+    assert page_title(parse_document("<html><body><h1>Big <i>news</i></h1></body></html>")) == (
+        "Big news"
+    )
+
+
+def test_remove_invisible_keeps_the_text_after_removed_elements() -> None:
+    root = parse_document("<div>one <script>x()</script>two <span hidden>no</span>three</div>")
+    remove_invisible(root)
+    assert "".join(root.itertext()) == "one two three"

@@ -1,9 +1,12 @@
 from __future__ import annotations
 
+from collections import Counter
+
 from websim_crawler.core.text import (
     detect_language,
     keyword_tokens,
     language_code,
+    stem_counts,
     stopwords,
     tokenize,
 )
@@ -38,3 +41,11 @@ def test_detect_language_and_declared_codes() -> None:
     assert language_code("de-AT") == "de"
     assert language_code("  en_US ") == "en"
     assert language_code("") is None
+
+
+def test_unstemmed_keywords_map_to_the_stemmed_ones() -> None:
+    text = "Running runners; the runner runs and 2024 runs"
+    plain = keyword_tokens(text, "en", stem=False)
+    assert plain == ["running", "runners", "runner", "runs", "runs"]
+    assert stem_counts(Counter(plain), "en") == Counter(keyword_tokens(text, "en"))
+    assert stem_counts(Counter(plain), "en") == Counter({"run": 3, "runner": 2})

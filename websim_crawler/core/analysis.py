@@ -17,8 +17,9 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -30,7 +31,7 @@ from websim_crawler.core.html import (
     declared_language,
     outgoing_links,
     page_title,
-    parse_html,
+    parse_document,
     remove_invisible,
 )
 from websim_crawler.core.params import setting, validate
@@ -57,6 +58,12 @@ class AnalysisParams:
     )
     language: str | None = setting(
         None, "WEBSIM_LANGUAGE", "force this ISO 639-1 language instead of detecting it"
+    )
+    stem_chunk_keywords: bool = setting(
+        False,
+        "WEBSIM_STEM_CHUNK_KEYWORDS",
+        "stem the keywords of every chunk for its features (slower); the main content's "
+        "keywords are always stemmed",
     )
     noise_filter: bool = setting(True, "WEBSIM_NOISE_FILTER", "remove noise chunks (step 3)")
     hyperlink_threshold: float = setting(
@@ -195,6 +202,9 @@ class AnalysisParams:
         validate(self)
 
 
+_DEFAULT_PARAMS = AnalysisParams()
+
+
 @dataclass(frozen=True)
 class Chunk:
     """One chunk of a page with its features and its fate (kept, noise, duplicate, container)."""
@@ -329,15 +339,18 @@ def _fold(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+@lru_cache(maxsize=256)
+def _folded_title(title: str) -> str:
+    return _fold(title)
+
+
 def boilerplate_line(line: Line, title: str, params: AnalysisParams) -> str:
     """Return why a line of the main content is boilerplate ("" when it is content)."""
-    if (
-        params.title_line_filter
-        and title
-        and len(line.text) >= 10
-        and _fold(line.text) in _fold(title)
-    ):
-        return "title"
+    if params.title_line_filter and title and len(line.text) >= 10:
+        folded = _folded_title(title)
+        # Folding never shortens a line whose spaces are collapsed already.
+        if len(line.text) <= len(folded) and _fold(line.text) in folded:
+            return "title"
     if params.furniture_line_filter:
         if line.furniture_share >= 0.5:
             return "furniture"
@@ -357,7 +370,7 @@ def short_edge_line(text: str, max_chars: int) -> bool:
 
 def _main_content(
     main_leaves: list[_Leaf], title: str, lang: str, params: AnalysisParams
-) -> tuple[str, Counter[str]]:
+) -> tuple[str, Counter[str]]:  # keywords stemmed (step 6)
     """Join the main chunks' lines without boilerplate lines; count their keywords."""
     kept: list[tuple[_Leaf, list[str]]] = []
     for leaf in main_leaves:
@@ -384,7 +397,9 @@ def _main_content(
         if len(lines) == len(leaf.segment.lines):
             keywords.update(leaf.keywords)
         else:
-            keywords.update(textlib.keyword_tokens(text, lang))
+            keywords.update(textlib.keyword_tokens(text, lang, stem=params.stem_chunk_keywords))
+    if not params.stem_chunk_keywords:
+        keywords = textlib.stem_counts(keywords, lang)
     return "\n".join(texts), keywords
 
 
@@ -394,12 +409,14 @@ def _main_content(
 @dataclass
 class _Leaf:
     segment: Segment
-    order: int
+    index: int  # position in the page's node list (document order)
     text: str
-    keywords: Counter[str]
-    n_link_keywords: int
     start: int
     end: int
+    keywords: Counter[str] = dataclasses.field(default_factory=Counter)
+    n_keywords: int = 0
+    n_link_keywords: int = 0
+    title_counts: dict[str, int] = dataclasses.field(default_factory=dict)
     fate: str = KEPT
     reason: str = ""
     hlp: float = 0.0
@@ -422,54 +439,32 @@ def analyse_page(
     site_memory: SiteTemplateMemory | None = None,
 ) -> PageAnalysis:
     """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be."""
-    params = params or AnalysisParams()
+    params = params or _DEFAULT_PARAMS
     if len(html) > params.max_page_bytes:
         raise PageError(
             "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
         )
-    root = parse_html(html, encoding=encoding, content_type=content_type)
+    root = parse_document(html, encoding=encoding, content_type=content_type)
     title = page_title(root)
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
     links = tuple(outgoing_links(root, url))
     remove_invisible(root)
-    tree = segment_page(root)
+    tree = _Tree(segment_page(root))
 
-    leaves, order = _collect_leaves(tree)
-    visible = "\n".join(leaf.text for leaf in leaves)
+    leaves = _collect_leaves(tree.nodes)
     lang = (
         params.language
         or textlib.language_code(language)
         or textlib.language_code(declared)
         or textlib.detect_language(_language_sample(leaves))
     )
-    total_chars = len(visible)
-    for leaf in leaves:
-        leaf.keywords = Counter(textlib.keyword_tokens(leaf.text, lang))
-        leaf.n_link_keywords = len(textlib.keyword_tokens(leaf.segment.link_text, lang))
-    title_keywords = list(dict.fromkeys(textlib.keyword_tokens(title, lang)))
-    page_images = sum(leaf.segment.n_images for leaf in leaves)
-
-    for leaf in leaves:
-        n_keywords = sum(leaf.keywords.values())
-        leaf.hlp = hyperlink_percentage(leaf.n_link_keywords, n_keywords)
-        leaf.ns = noise_score(leaf.segment.n_images, page_images)
-        leaf.relevancy = title_word_relevancy(leaf.keywords, title_keywords)
-        leaf.frequency = keyword_frequency_score(leaf.keywords, params.top_keywords)
-        if page_box is not None and leaf.segment.box is not None:
-            leaf.position_ratio = box_position_ratio(
-                leaf.segment.box, (page_box[2], page_box[3]), params.position_margin
-            )
-        else:
-            leaf.position_ratio = interval_position_ratio(
-                leaf.start, leaf.end, total_chars, params.position_margin
-            )
-        leaf.position = position_feature(leaf.position_ratio, params.position_threshold)
-        leaf.weight = chunk_weight(leaf.relevancy, leaf.frequency, leaf.position, params)
-
+    _leaf_features(leaves, title, lang, page_box, params)
     if params.noise_filter:
         hints = (
-            _markup_hints(tree, leaves, params.markup_hint_max_share) if params.markup_hints else {}
+            _markup_hints(tree, leaves, params.markup_hint_max_share)
+            if params.markup_hints
+            else None
         )
         _remove_noise(leaves, params, hints)
     if params.duplicate_filter:
@@ -479,7 +474,7 @@ def analyse_page(
 
     main_ids, main_leaves = _choose_main_chunks(tree, leaves, params)
     main_text, keywords = _main_content(main_leaves, title, lang, params)
-    chunks = _chunk_records(tree, order, leaves, {id(leaf.segment) for leaf in main_leaves})
+    chunks = _chunk_records(tree, leaves, {leaf.index for leaf in main_leaves})
     return PageAnalysis(
         url=url,
         title=title,
@@ -492,29 +487,84 @@ def analyse_page(
     )
 
 
-def _walk(tree: Segment) -> Iterator[Segment]:
-    """Yield the chunk tree in document (pre-)order without recursion."""
-    stack = [tree]
-    while stack:
-        segment = stack.pop()
-        yield segment
-        stack.extend(reversed(segment.children))
+def _leaf_features(
+    leaves: list[_Leaf],
+    title: str,
+    lang: str,
+    page_box: tuple[float, float, float, float] | None,
+    params: AnalysisParams,
+) -> None:
+    """Compute each leaf chunk's keywords and the paper's features (steps 2 and 5)."""
+    stem = params.stem_chunk_keywords
+    title_keywords = list(dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem)))
+    page_images = sum(leaf.segment.n_images for leaf in leaves)
+    total_chars = leaves[-1].end if leaves else 0
+    for leaf in leaves:
+        tokens = textlib.keyword_tokens(leaf.text, lang, stem=stem)
+        keywords = leaf.keywords = Counter(tokens)
+        leaf.n_keywords = len(tokens)
+        if leaf.segment.has_links:
+            leaf.n_link_keywords = len(
+                textlib.keyword_tokens(leaf.segment.link_text, lang, stem=False)
+            )
+        if title_keywords:
+            leaf.title_counts = {
+                term: keywords[term] for term in title_keywords if term in keywords
+            }
+        leaf.hlp = hyperlink_percentage(leaf.n_link_keywords, leaf.n_keywords)
+        leaf.ns = noise_score(leaf.segment.n_images, page_images)
+        leaf.relevancy = title_word_relevancy(keywords, title_keywords)
+        leaf.frequency = keyword_frequency_score(keywords, params.top_keywords)
+        if page_box is not None and leaf.segment.box is not None:
+            leaf.position_ratio = box_position_ratio(
+                leaf.segment.box, (page_box[2], page_box[3]), params.position_margin
+            )
+        else:
+            leaf.position_ratio = interval_position_ratio(
+                leaf.start, leaf.end, total_chars, params.position_margin
+            )
+        leaf.position = position_feature(leaf.position_ratio, params.position_threshold)
+        leaf.weight = chunk_weight(leaf.relevancy, leaf.frequency, leaf.position, params)
 
 
-def _collect_leaves(tree: Segment) -> tuple[list[_Leaf], dict[int, int]]:
+class _Tree:
+    """The chunk tree flattened in document (pre-)order, with each node's parent index."""
+
+    def __init__(self, root: Segment) -> None:
+        self.nodes: list[Segment] = []
+        self.parents: list[int] = []
+        stack: list[tuple[Segment, int]] = [(root, -1)]
+        while stack:  # no recursion: 5,000-deep pages
+            node, parent = stack.pop()
+            index = len(self.nodes)
+            self.nodes.append(node)
+            self.parents.append(parent)
+            if node.children:
+                stack.extend([(child, index) for child in reversed(node.children)])
+        self.ends = [index + size for index, size in enumerate(self.totals([1] * len(self.nodes)))]
+
+    def totals(self, own: list[float] | list[int]) -> list[float]:
+        """Sum a per-node value over each node's subtree."""
+        total = [float(value) for value in own]
+        parents = self.parents
+        for index in range(len(total) - 1, 0, -1):
+            total[parents[index]] += total[index]
+        return total
+
+
+def _collect_leaves(nodes: list[Segment]) -> list[_Leaf]:
+    """Return the leaf chunks with text or images, with their span in the page's visible text."""
     leaves: list[_Leaf] = []
-    order: dict[int, int] = {}
     offset = 0
-    for position, segment in enumerate(_walk(tree)):
-        order[id(segment)] = position
-        if not segment.is_leaf:
+    for index, segment in enumerate(nodes):
+        if segment.children:
             continue
         text = segment.text
         if not text and not segment.n_images:
             continue
-        leaves.append(_Leaf(segment, position, text, Counter(), 0, offset, offset + len(text)))
+        leaves.append(_Leaf(segment, index, text, offset, offset + len(text)))
         offset += len(text) + 1
-    return leaves, order
+    return leaves
 
 
 def _language_sample(leaves: list[_Leaf]) -> str:
@@ -522,41 +572,44 @@ def _language_sample(leaves: list[_Leaf]) -> str:
     return "\n".join(leaf.text for leaf in longest)
 
 
-def _markup_hints(tree: Segment, leaves: list[_Leaf], max_share: float) -> dict[int, str]:
-    """Return the furniture hint in force for each segment (an ancestor's or its own).
+def _markup_hints(tree: _Tree, leaves: list[_Leaf], max_share: float) -> list[str] | None:
+    """Return the furniture hint in force for each node (an ancestor's or its own).
 
     A hinted container holding ``max_share`` or more of the page's text is a page wrapper
     whose class happens to name furniture (``has-sidebar``), so its hint is ignored; comment
     hints always hold.
     """
-    size = {id(leaf.segment): len(leaf.text) for leaf in leaves}
-    for node in reversed(list(_walk(tree))):
-        size[id(node)] = size.get(id(node), 0) + sum(size[id(child)] for child in node.children)
-    limit = max_share * max(1, size.get(id(tree), 0))
-    hints: dict[int, str] = {}
-    stack: list[tuple[Segment, str]] = [(tree, "")]
-    while stack:
-        node, hint = stack.pop()
+    nodes, parents = tree.nodes, tree.parents
+    if not any(node.boilerplate_hint for node in nodes):
+        return None
+    own_size = [0] * len(nodes)
+    for leaf in leaves:
+        own_size[leaf.index] = len(leaf.text)
+    size = tree.totals(own_size)
+    limit = max_share * max(1.0, size[0])
+    hints = [""] * len(nodes)
+    for index, node in enumerate(nodes):
+        inherited = hints[parents[index]] if index else ""
+        if inherited:
+            hints[index] = inherited
+            continue
         own = node.boilerplate_hint
-        if not hint and own and (own in STRONG_BOILERPLATE_WORDS or size[id(node)] < limit):
-            hint = own
-        if hint:
-            hints[id(node)] = hint
-        stack.extend((child, hint) for child in node.children)
+        if own and (own in STRONG_BOILERPLATE_WORDS or size[index] < limit):
+            hints[index] = own
     return hints
 
 
-def _remove_noise(leaves: list[_Leaf], params: AnalysisParams, hints: dict[int, str]) -> None:
+def _remove_noise(leaves: list[_Leaf], params: AnalysisParams, hints: list[str] | None) -> None:
     for leaf in leaves:
         if leaf.hlp > params.hyperlink_threshold:
             leaf.fate, leaf.reason = NOISE, "hyperlink_percentage"
         elif leaf.ns > params.noise_score_threshold and (
             params.image_block_max_keywords < 0
-            or sum(leaf.keywords.values()) <= params.image_block_max_keywords
+            or leaf.n_keywords <= params.image_block_max_keywords
         ):
             leaf.fate, leaf.reason = NOISE, "noise_score"
-        elif hints.get(id(leaf.segment)):
-            leaf.fate, leaf.reason = NOISE, f"markup:{hints[id(leaf.segment)]}"
+        elif hints is not None and hints[leaf.index]:
+            leaf.fate, leaf.reason = NOISE, f"markup:{hints[leaf.index]}"
 
 
 def keyword_matrix(
@@ -564,19 +617,22 @@ def keyword_matrix(
 ) -> scipy.sparse.csr_matrix:
     """Stack keyword counters into an L2-normalised sparse matrix (rows = counters)."""
     vocabulary: dict[str, int] = {}
-    indptr, indices, data = [0], [], []
+    indptr: list[int] = [0]
+    indices: list[int] = []
+    data: list[int] = []
     for counter in counters:
-        for term, count in counter.items():
-            indices.append(vocabulary.setdefault(term, len(vocabulary)))
-            data.append(float(count))
+        indices.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counter)
+        data.extend(counter.values())
         indptr.append(len(indices))
-    matrix = scipy.sparse.csr_matrix(
-        (np.asarray(data), np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
+    values = np.asarray(data, dtype=np.float64)
+    rows = np.repeat(np.arange(len(counters)), np.diff(np.asarray(indptr)))
+    norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=len(counters)))
+    norms[norms == 0] = 1.0
+    values /= norms[rows]
+    return scipy.sparse.csr_matrix(
+        (values, np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
         shape=(len(counters), max(1, len(vocabulary))),
     )
-    norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
-    norms[norms == 0] = 1.0
-    return scipy.sparse.csr_matrix(scipy.sparse.diags(1.0 / norms) @ matrix)
 
 
 def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
@@ -599,6 +655,8 @@ def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
     for start in range(0, len(distinct), _DUPLICATE_BLOCK_ROWS):
         block = (matrix[start : start + _DUPLICATE_BLOCK_ROWS] @ transposed).tocoo()
         hits = (block.data >= threshold - 1e-9) & (block.col < block.row + start)
+        if not hits.any():
+            continue
         rows, cols = block.row[hits] + start, block.col[hits]
         ordered = np.lexsort((cols, rows))
         matches: dict[int, list[int]] = {}
@@ -629,105 +687,117 @@ def _remove_template(leaves: list[_Leaf], site: str, memory: SiteTemplateMemory)
 
 
 def _choose_main_chunks(
-    tree: Segment, leaves: list[_Leaf], params: AnalysisParams
+    tree: _Tree, leaves: list[_Leaf], params: AnalysisParams
 ) -> tuple[list[str], list[_Leaf]]:
     """Pick the main chunk(s): highest sum of kept sub-chunk weight minus removed weight."""
-    contribution: dict[int, float] = {}
-    for leaf in leaves:
-        size = max(1, sum(leaf.keywords.values())) ** params.size_exponent
-        sign = 1.0 if leaf.fate == KEPT else -params.removed_penalty
-        contribution[id(leaf.segment)] = sign * leaf.weight * size
-    nodes = list(_walk(tree))
-    score: dict[int, float] = {}
-    for node in reversed(nodes):
-        score[id(node)] = contribution.get(id(node), 0.0) + sum(
-            score[id(child)] for child in node.children
-        )
     kept = [leaf for leaf in leaves if leaf.fate == KEPT]
     if not kept:
         return [], []
-    depth_first = sorted(nodes, key=lambda node: (-score[id(node)], -node.depth))
-    best = depth_first[0]
-    if score[id(best)] <= 0:
-        return [tree.chunk_id], kept
+    nodes = tree.nodes
+    contribution = [0.0] * len(nodes)
+    for leaf in leaves:
+        size = max(1, leaf.n_keywords) ** params.size_exponent
+        sign = 1.0 if leaf.fate == KEPT else -params.removed_penalty
+        contribution[leaf.index] = sign * leaf.weight * size
+    score = tree.totals(contribution)
+    ranked = sorted(
+        (index for index, value in enumerate(score) if value > 0),
+        key=lambda index: (-score[index], -nodes[index].depth),
+    )
+    if not ranked:
+        return [nodes[0].chunk_id], kept
+    best = ranked[0]
     chosen = [best]
-    members = {id(segment) for segment in _walk(best)}
-    for node in depth_first[1:]:
-        if score[id(node)] < params.main_chunk_ratio * score[id(best)] or score[id(node)] <= 0:
+    for index in ranked[1:]:
+        if score[index] < params.main_chunk_ratio * score[best]:
             break
-        subtree = {id(segment) for segment in _walk(node)}
-        if id(node) not in members and not subtree & members:
-            chosen.append(node)
-            members |= subtree
-    main_leaves = [leaf for leaf in kept if id(leaf.segment) in members]
-    return [node.chunk_id for node in chosen], main_leaves
+        end = tree.ends[index]
+        if all(end <= other or index >= tree.ends[other] for other in chosen):
+            chosen.append(index)
+    main_leaves = [leaf for leaf in kept if any(i <= leaf.index < tree.ends[i] for i in chosen)]
+    return [nodes[index].chunk_id for index in chosen], main_leaves
 
 
-def _chunk_records(
-    tree: Segment, order: dict[int, int], leaves: list[_Leaf], main: set[int]
-) -> tuple[Chunk, ...]:
-    by_segment = {id(leaf.segment): leaf for leaf in leaves}
-    weightage: dict[int, float] = {}
-    nodes = list(_walk(tree))
-    for node in reversed(nodes):
-        leaf = by_segment.get(id(node))
-        own = leaf.weight if leaf is not None and leaf.fate == KEPT else 0.0
-        weightage[id(node)] = own + sum(weightage[id(child)] for child in node.children)
+_new_object = object.__new__
+_CONTAINER_FIELDS: dict[str, Any] = {
+    "text": "",
+    "n_keywords": 0,
+    "n_link_keywords": 0,
+    "n_images": 0,
+    "hyperlink_percentage": 0.0,
+    "noise_score": 0.0,
+    "title_keywords": {},
+    "title_word_relevancy": 0.0,
+    "keyword_frequency": 0.0,
+    "position_ratio": 0.0,
+    "position_feature": 0,
+    "fate": CONTAINER,
+    "reason": "",
+    "is_main": False,
+}
+
+
+def _make_chunk(fields: dict[str, Any]) -> Chunk:
+    """Build a ``Chunk`` from all its fields without the frozen dataclass' per-field setattr."""
+    chunk: Chunk = _new_object(Chunk)
+    chunk.__dict__.update(fields)
+    return chunk
+
+
+def _chunk_records(tree: _Tree, leaves: list[_Leaf], main: set[int]) -> tuple[Chunk, ...]:
+    by_index: list[_Leaf | None] = [None] * len(tree.nodes)
+    kept_weight = [0.0] * len(tree.nodes)
+    for leaf in leaves:
+        by_index[leaf.index] = leaf
+        if leaf.fate == KEPT:
+            kept_weight[leaf.index] = leaf.weight
+    weightage = tree.totals(kept_weight)
     records: list[Chunk] = []
-    for node in nodes:
-        leaf = by_segment.get(id(node))
-        if node.is_leaf and leaf is None:
-            continue  # blank chunk: no text, no image
-        if leaf is None:
+    for order, node in enumerate(tree.nodes):
+        found = by_index[order]
+        if found is not None:
+            leaf = found
             records.append(
-                Chunk(
-                    node.chunk_id,
-                    node.parent_id,
-                    node.rule,
-                    node.tag,
-                    node.depth,
-                    order[id(node)],
-                    "",
-                    0,
-                    0,
-                    0,
-                    0.0,
-                    0.0,
-                    {},
-                    0.0,
-                    0.0,
-                    0.0,
-                    0,
-                    round(weightage[id(node)], 6),
-                    CONTAINER,
-                    "",
-                    False,
+                _make_chunk(
+                    {
+                        "chunk_id": node.chunk_id,
+                        "parent_id": node.parent_id,
+                        "rule": node.rule,
+                        "tag": node.tag,
+                        "depth": node.depth,
+                        "order": order,
+                        "text": leaf.text,
+                        "n_keywords": leaf.n_keywords,
+                        "n_link_keywords": leaf.n_link_keywords,
+                        "n_images": node.n_images,
+                        "hyperlink_percentage": round(leaf.hlp, 6),
+                        "noise_score": round(leaf.ns, 6),
+                        "title_keywords": leaf.title_counts,
+                        "title_word_relevancy": round(leaf.relevancy, 6),
+                        "keyword_frequency": round(leaf.frequency, 6),
+                        "position_ratio": round(leaf.position_ratio, 6),
+                        "position_feature": leaf.position,
+                        "weight": round(leaf.weight, 6),
+                        "fate": leaf.fate,
+                        "reason": leaf.reason,
+                        "is_main": order in main,
+                    }
                 )
             )
-            continue
-        records.append(
-            Chunk(
-                chunk_id=node.chunk_id,
-                parent_id=node.parent_id,
-                rule=node.rule,
-                tag=node.tag,
-                depth=node.depth,
-                order=leaf.order,
-                text=leaf.text,
-                n_keywords=sum(leaf.keywords.values()),
-                n_link_keywords=leaf.n_link_keywords,
-                n_images=node.n_images,
-                hyperlink_percentage=round(leaf.hlp, 6),
-                noise_score=round(leaf.ns, 6),
-                title_keywords={},
-                title_word_relevancy=round(leaf.relevancy, 6),
-                keyword_frequency=round(leaf.frequency, 6),
-                position_ratio=round(leaf.position_ratio, 6),
-                position_feature=leaf.position,
-                weight=round(leaf.weight, 6),
-                fate=leaf.fate,
-                reason=leaf.reason,
-                is_main=id(node) in main,
+        elif node.children:
+            records.append(
+                _make_chunk(
+                    {
+                        "chunk_id": node.chunk_id,
+                        "parent_id": node.parent_id,
+                        "rule": node.rule,
+                        "tag": node.tag,
+                        "depth": node.depth,
+                        "order": order,
+                        **_CONTAINER_FIELDS,
+                        "title_keywords": {},
+                        "weight": round(weightage[order], 6),
+                    }
+                )
             )
-        )
     return tuple(records)

@@ -101,6 +101,28 @@ def parse_html(
     Broken markup parses as a browser would repair it; nesting deeper than libxml2's default
     limit is kept (``huge_tree``). Raise ``PageError`` for empty, binary or unparseable pages.
     """
+    root = _parse_page(html, encoding, content_type, lxml.html.HTMLParser)
+    assert isinstance(root, lxml.html.HtmlElement)
+    return root
+
+
+def parse_document(
+    html: str | bytes, encoding: str | None = None, content_type: str | None = None
+) -> lxml.etree._Element:
+    """Parse a page like ``parse_html`` into plain ``lxml.etree`` elements (faster to walk).
+
+    ``lxml.html`` looks up a Python element class for every element it hands out; the page
+    analysis needs none of the ``HtmlElement`` methods.
+    """
+    return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser)
+
+
+def _parse_page(
+    html: str | bytes,
+    encoding: str | None,
+    content_type: str | None,
+    parser_class: type[lxml.etree.HTMLParser],
+) -> lxml.etree._Element:
     if isinstance(html, bytes):
         text = decode_html(html, content_type, encoding)
     else:
@@ -111,22 +133,20 @@ def parse_html(
     text = _XML_DECLARATION_RE.sub("", text, count=1).replace("\x00", "")
     if not text.strip():
         raise PageError("empty", "the page has no content")
-    root = _parse_text(text)
+    root = _parse_text(text, parser_class)
     if root is _TOO_DEEP:
         # libxml2 silently drops what lies deeper than its nesting limit: flatten and retry.
-        root = _parse_text(flatten_deep_nesting(text, MAX_NESTING))
+        root = _parse_text(flatten_deep_nesting(text, MAX_NESTING), parser_class)
     if root is None:
         raise PageError("unparseable", "the page cannot be parsed as HTML")
     return root
 
 
-def _parse_text(text: str) -> lxml.html.HtmlElement:
-    parser = lxml.html.HTMLParser(
-        remove_comments=True, remove_pis=True, huge_tree=True, recover=True
-    )
+def _parse_text(text: str, parser_class: type[lxml.etree.HTMLParser]) -> lxml.etree._Element | None:
+    parser = parser_class(remove_comments=True, remove_pis=True, huge_tree=True, recover=True)
     try:
-        root = lxml.html.document_fromstring(text, parser=parser)
-    except (lxml.etree.ParserError, ValueError) as exc:
+        root = lxml.etree.fromstring(text, parser=parser)
+    except (lxml.etree.LxmlError, ValueError) as exc:
         raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
     if any("Excessive depth" in error.message for error in parser.error_log):
         return _TOO_DEEP
@@ -156,19 +176,19 @@ def flatten_deep_nesting(text: str, max_depth: int) -> str:
     return "".join(pieces)
 
 
-def page_title(root: lxml.html.HtmlElement) -> str:
+def page_title(root: lxml.etree._Element) -> str:
     """Return the page title: ``<title>``, else ``og:title``, else the first ``<h1>``."""
     for expression in ("//title", "//meta[@property='og:title']/@content", "//h1"):
         found = root.xpath(expression)
         if found:
-            value = found[0] if isinstance(found[0], str) else found[0].text_content()
+            value = found[0] if isinstance(found[0], str) else "".join(found[0].itertext())
             title = " ".join(str(value).split())
             if title:
                 return title
     return ""
 
 
-def declared_language(root: lxml.html.HtmlElement) -> str | None:
+def declared_language(root: lxml.etree._Element) -> str | None:
     """Return the language the page declares (``<html lang>`` or Content-Language meta)."""
     lang = root.get("lang") or root.get("xml:lang")
     if lang:
@@ -180,7 +200,7 @@ def declared_language(root: lxml.html.HtmlElement) -> str | None:
     return None
 
 
-def remove_invisible(root: lxml.html.HtmlElement) -> None:
+def remove_invisible(root: lxml.etree._Element) -> None:
     """Drop elements that never show text (scripts, styles, head...) and hidden inputs."""
     doomed = [element for element in root.iter(*INVISIBLE_TAGS) if element is not root]
     doomed.extend(
@@ -192,11 +212,24 @@ def remove_invisible(root: lxml.html.HtmlElement) -> None:
         if element is not root
     )
     for element in doomed:
-        if element.getparent() is not None:
-            element.drop_tree()
+        parent = element.getparent()
+        if parent is not None:
+            _drop_keeping_tail(parent, element)
 
 
-def outgoing_links(root: lxml.html.HtmlElement, base_url: str | None) -> list[str]:
+def _drop_keeping_tail(parent: lxml.etree._Element, element: lxml.etree._Element) -> None:
+    """Remove an element and its content; the text after it stays in place."""
+    tail = element.tail
+    if tail:
+        previous = element.getprevious()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + tail
+        else:
+            parent.text = (parent.text or "") + tail
+    parent.remove(element)
+
+
+def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]:
     """Return the page's absolute http(s) link targets, in order, without fragments or repeats."""
     base = base_url or ""
     base_href = root.xpath("//base/@href")

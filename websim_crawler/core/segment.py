@@ -11,11 +11,10 @@ The walk is iterative: 5,000-deep nesting needs no recursion.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import lru_cache
+from typing import NamedTuple
 
 import lxml.etree
-import lxml.html
 
 # Container tag -> the rule that makes it a chunk.
 CONTAINER_RULES = {
@@ -136,7 +135,7 @@ STRONG_BOILERPLATE_WORDS = frozenset(
 CONTENT_WORDS = frozenset(["article", "body", "content", "entry", "main", "post", "story", "text"])
 BOILERPLATE_TAGS = frozenset({"nav", "aside", "footer"})
 _NAME_WORD_RE = re.compile(r"[a-z]+|[A-Z][a-z]*")
-_SPACE_RE = re.compile(r"[ \t\r\f\v\u00a0\u200b]+")
+_SPACE_RE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _BOX_RE = re.compile(r"^\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*$")
 
 
@@ -145,11 +144,32 @@ LINK, HEADING, FURNITURE, CAPTION = 1, 2, 4, 8
 HEADING_TAGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 CAPTION_TAGS = frozenset({"figcaption", "caption"})
 INLINE_FURNITURE_TAGS = frozenset({"time"})
-_BREAK = ("\n", 0)
+# Separates the blocks of a segment's text (the parser drops NUL characters from pages).
+BREAK = "\x00"
+
+# What the walk does with an element, by tag, as bits (one dictionary lookup per element).
+_CONTAINER, _BLOCK, _IMAGE, _IMAGE_INPUT, _TITLE_HEADING = 16, 32, 64, 128, 256
+_KIND: dict[object, int] = {}
+for _tag in BLOCK_TAGS:
+    _KIND[_tag] = _BLOCK
+for _tag in CONTAINER_RULES:
+    _KIND[_tag] = _CONTAINER
+for _tag in IMAGE_TAGS:
+    _KIND[_tag] = _IMAGE
+for _tag in HEADING_TAGS:
+    _KIND[_tag] |= HEADING
+for _tag in ("h1", "h2", "h3"):
+    _KIND[_tag] |= _TITLE_HEADING
+for _tag in CAPTION_TAGS:
+    _KIND[_tag] |= CAPTION
+for _tag in INLINE_FURNITURE_TAGS:
+    _KIND[_tag] = _KIND.get(_tag, 0) | FURNITURE
+_KIND["a"] = LINK
+_KIND["input"] = _IMAGE_INPUT
+_INLINE_FLAGS = LINK | HEADING | FURNITURE | CAPTION
 
 
-@dataclass(frozen=True)
-class Line:
+class Line(NamedTuple):
     """One rendered line (block) of a chunk with the shares of its characters by kind."""
 
     text: str
@@ -159,51 +179,69 @@ class Line:
     heading: bool
 
 
-@dataclass
 class Segment:
-    """A node of the chunk tree while it is built: a container or a loose-text run."""
+    """A node of the chunk tree: a container or a loose-text run (a leaf has no children).
 
-    chunk_id: str
-    rule: str
-    tag: str
-    depth: int
-    parent_id: str | None
-    pieces: list[tuple[str, int]] = field(default_factory=list)
-    n_images: int = 0
-    children: list[Segment] = field(default_factory=list)
-    box: tuple[float, float, float, float] | None = None
-    heading: bool = False
-    boilerplate_hint: str = ""
+    Its own text is kept as ``texts`` (strings, ``BREAK`` between blocks) plus ``flagged``:
+    (index into ``texts``, flags) of the pieces inside links, headings, furniture or captions.
+    """
+
+    __slots__ = (
+        "_lines",
+        "boilerplate_hint",
+        "box",
+        "children",
+        "chunk_id",
+        "depth",
+        "flagged",
+        "heading",
+        "n_images",
+        "open_run",
+        "parent_id",
+        "rule",
+        "tag",
+        "texts",
+    )
+
+    def __init__(
+        self,
+        chunk_id: str,
+        rule: str,
+        tag: str,
+        depth: int,
+        parent_id: str | None,
+        box: tuple[float, float, float, float] | None = None,
+        boilerplate_hint: str = "",
+    ) -> None:
+        self.chunk_id = chunk_id
+        self.rule = rule
+        self.tag = tag
+        self.depth = depth
+        self.parent_id = parent_id
+        self.box = box
+        self.boilerplate_hint = boilerplate_hint
+        self.texts: list[str] = []
+        self.flagged: list[tuple[int, int]] = []
+        self.n_images = 0
+        self.children: list[Segment] = []
+        self.heading = False
+        self.open_run: Segment | None = None  # the loose-text run text goes to while building
+        self._lines: tuple[Line, ...] | None = None
+
+    def __repr__(self) -> str:
+        return f"Segment({self.chunk_id!r}, {self.rule!r}, children={len(self.children)})"
 
     @property
     def is_leaf(self) -> bool:
         """Tell whether this segment holds no child chunk."""
         return not self.children
 
-    @cached_property
+    @property
     def lines(self) -> tuple[Line, ...]:
         """Return the segment's own lines (one per block), spaces collapsed, blanks dropped."""
-        lines: list[Line] = []
-        parts: list[str] = []
-        total = link = furniture = caption = 0
-        heading = False
-        for text, flags in (*self.pieces, _BREAK):
-            if flags or text != "\n":
-                parts.append(text)
-                size = len(text)
-                total += size
-                if flags:
-                    link += size if flags & LINK else 0
-                    furniture += size if flags & FURNITURE else 0
-                    caption += size if flags & CAPTION else 0
-                    heading = heading or bool(flags & HEADING)
-                continue
-            line = _SPACE_RE.sub(" ", "".join(parts)).strip()
-            if line:
-                scale = 1.0 / total
-                lines.append(Line(line, link * scale, furniture * scale, caption * scale, heading))
-            parts, total, link, furniture, caption, heading = [], 0, 0, 0, 0, False
-        return tuple(lines)
+        if self._lines is None:
+            self._lines = _build_lines(self.texts, self.flagged)
+        return self._lines
 
     @property
     def text(self) -> str:
@@ -211,9 +249,50 @@ class Segment:
         return "\n".join(line.text for line in self.lines)
 
     @property
+    def has_links(self) -> bool:
+        """Tell whether any of the segment's own text is inside a hyperlink."""
+        return any(flags & LINK for _index, flags in self.flagged)
+
+    @property
     def link_text(self) -> str:
         """Return the text of the segment's own hyperlinks."""
-        return clean_text(" ".join(text for text, flags in self.pieces if flags & LINK))
+        texts = self.texts
+        return clean_text(" ".join(texts[index] for index, flags in self.flagged if flags & LINK))
+
+
+def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line, ...]:
+    if not flagged:  # plain text: split at the block breaks
+        joined = _SPACE_RE.sub(" ", "".join(texts))
+        return tuple(
+            Line(line, 0.0, 0.0, 0.0, False) for raw in joined.split(BREAK) if (line := raw.strip())
+        )
+    flags_at = dict(flagged)
+    lines: list[Line] = []
+    parts: list[str] = []
+    total = link = furniture = caption = 0
+    heading = False
+    for index, text in enumerate((*texts, BREAK)):
+        if text != BREAK:
+            parts.append(text)
+            size = len(text)
+            total += size
+            flags = flags_at.get(index, 0)
+            if flags:
+                link += size if flags & LINK else 0
+                furniture += size if flags & FURNITURE else 0
+                caption += size if flags & CAPTION else 0
+                heading = heading or bool(flags & HEADING)
+            continue
+        if not parts:
+            continue
+        line = _SPACE_RE.sub(" ", "".join(parts)).strip()
+        if line and (link or furniture or caption):
+            scale = 1.0 / total
+            lines.append(Line(line, link * scale, furniture * scale, caption * scale, heading))
+        elif line:
+            lines.append(Line(line, 0.0, 0.0, 0.0, heading))
+        parts, total, link, furniture, caption, heading = [], 0, 0, 0, 0, False
+    return tuple(lines)
 
 
 def clean_text(raw: str) -> str:
@@ -222,7 +301,7 @@ def clean_text(raw: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def boilerplate_hint(element: lxml.html.HtmlElement, tag: str) -> str:
+def boilerplate_hint(element: lxml.etree._Element, tag: str) -> str:
     """Return why the markup marks an element as page furniture (tag, role, class/id), or ""."""
     if tag in BOILERPLATE_TAGS:
         return tag
@@ -264,144 +343,110 @@ def parse_box(value: str | None) -> tuple[float, float, float, float] | None:
     return (x, y, width, height)
 
 
-class _Builder:
-    def __init__(self, body: lxml.html.HtmlElement) -> None:
-        self.root = Segment(
-            "C0", "body", "body", 0, None, box=parse_box(body.get("data-websim-box"))
-        )
-        self.stack: list[Segment] = [self.root]
-        self.runs: dict[str, Segment] = {}
-        self.flags = 0
-        self.depths = {LINK: 0, HEADING: 0, FURNITURE: 0, CAPTION: 0}
-
-    def enter(self, flag: int) -> None:
-        self.depths[flag] += 1
-        self.flags |= flag
-
-    def leave(self, flag: int) -> None:
-        self.depths[flag] -= 1
-        if not self.depths[flag]:
-            self.flags &= ~flag
-
-    def _current_run(self) -> Segment:
-        """Return the open loose-text run of the innermost container, opening one if needed."""
-        container = self.stack[-1]
-        run = self.runs.get(container.chunk_id)
-        if run is None:
-            run = Segment(
-                chunk_id=child_id(container, len(container.children) + 1),
-                rule="loose-text",
-                tag=container.tag,
-                depth=container.depth + 1,
-                parent_id=container.chunk_id,
-                box=container.box,
-            )
-            container.children.append(run)
-            self.runs[container.chunk_id] = run
-        return run
-
-    def add_text(self, text: str | None) -> None:
-        if not text:
-            return
-        if not text.strip() and self.stack[-1].chunk_id not in self.runs:
-            return  # white space between containers opens no chunk
-        # Source line breaks are spaces; blocks break lines.
-        self._current_run().pieces.append((text.replace("\n", " "), self.flags))
-
-    def add_break(self) -> None:
-        container = self.stack[-1]
-        run = self.runs.get(container.chunk_id)
-        if run is not None:
-            run.pieces.append(_BREAK)
-
-    def open_container(self, element: lxml.html.HtmlElement, tag: str) -> None:
-        parent = self.stack[-1]
-        self.runs.pop(parent.chunk_id, None)  # text after this container starts a new run
-        rule = CONTAINER_RULES[tag]
-        segment = Segment(
-            chunk_id=child_id(parent, len(parent.children) + 1),
-            rule=rule,
-            tag=tag,
-            depth=parent.depth + 1,
-            parent_id=parent.chunk_id,
-            box=parse_box(element.get("data-websim-box")) or parent.box,
-            boilerplate_hint=boilerplate_hint(element, tag),
-        )
-        parent.children.append(segment)
-        self.stack.append(segment)
-
-    def close_container(self) -> None:
-        closed = self.stack.pop()
-        run = self.runs.pop(closed.chunk_id, None)
-        if run is not None and len(closed.children) == 1 and closed.children[0] is run:
-            # A container with only its own text is itself the leaf chunk.
-            closed.pieces = run.pieces
-            closed.n_images, closed.heading = run.n_images, run.heading
-            closed.children = []
-        if closed.rule == "div" and closed.children:
-            closed.rule = "div-main"
-        elif closed.rule == "div":
-            closed.rule = "div-leaf"
+def _open_run(container: Segment) -> Segment:
+    """Open a loose-text run in a container: text beside its child containers."""
+    run = Segment(
+        child_id(container, len(container.children) + 1),
+        "loose-text",
+        container.tag,
+        container.depth + 1,
+        container.chunk_id,
+        container.box,
+    )
+    container.children.append(run)
+    container.open_run = run
+    return run
 
 
-def _inline_flags(element: lxml.html.HtmlElement, tag: str) -> int:
-    """Return the flags an element that is not a chunk gives the text inside it."""
-    flags = 0
-    if tag == "a":
-        flags |= LINK
-    if tag in HEADING_TAGS:
-        flags |= HEADING
-    if tag in CAPTION_TAGS:
-        flags |= CAPTION
-    if tag in INLINE_FURNITURE_TAGS or (
-        (element.get("class") or element.get("id")) and boilerplate_hint(element, tag)
-    ):
-        flags |= FURNITURE
-    return flags
+def _close(container: Segment) -> None:
+    run, container.open_run = container.open_run, None
+    children = container.children
+    if run is not None and len(children) == 1 and children[0] is run:
+        # A container with only its own text is itself the leaf chunk.
+        container.texts, container.flagged = run.texts, run.flagged
+        container.n_images, container.heading = run.n_images, run.heading
+        container.children = []
+    if container.rule == "div":
+        container.rule = "div-main" if container.children else "div-leaf"
 
 
-def segment_page(root: lxml.html.HtmlElement) -> Segment:
-    """Segment a cleaned page tree (see ``html.remove_invisible``) into a chunk tree."""
+def segment_page(root: lxml.etree._Element) -> Segment:
+    """Segment a cleaned page tree (see ``html.remove_invisible``) into a chunk tree.
+
+    One pass of ``iterwalk`` over the tree; each element costs one lookup of its tag's kind.
+    """
     body = root.find("body")
     if body is None:
         body = root
-    builder = _Builder(body)
-    entered: list[tuple[lxml.html.HtmlElement, int]] = []
-    for event, element in lxml.etree.iterwalk(body, events=("start", "end")):
-        tag = element.tag if isinstance(element.tag, str) else ""  # the parser lower-cases
+    tree = Segment("C0", "body", "body", 0, None, parse_box(body.get("data-websim-box")))
+    stack = [tree]
+    container = tree
+    flags = 0
+    entered: list[tuple[lxml.etree._Element, int]] = []  # (element, flags before it)
+    kind_of = _KIND.get
+    events = lxml.etree.iterwalk(body, events=("start", "end"))
+    next(events)  # the body itself
+    text = body.text
+    if text and not text.isspace():
+        _open_run(tree).texts.append(text)
+    for event, element in events:
+        tag = element.tag
+        kind = kind_of(tag, 0)
         if event == "start":
-            if element is body:
-                builder.add_text(element.text)
-                continue
-            if tag in CONTAINER_RULES:
-                builder.open_container(element, tag)
+            if kind & _CONTAINER:
+                container.open_run = None  # text after this container starts a new run
+                segment = Segment(
+                    child_id(container, len(container.children) + 1),
+                    CONTAINER_RULES[tag],
+                    tag,
+                    container.depth + 1,
+                    container.chunk_id,
+                    parse_box(element.get("data-websim-box")) or container.box,
+                    boilerplate_hint(element, tag),
+                )
+                container.children.append(segment)
+                stack.append(segment)
+                container = segment
             else:
-                if tag in BLOCK_TAGS:
-                    builder.add_break()
-                flags = _inline_flags(element, tag)
-                if flags:
+                if kind & _BLOCK and container.open_run is not None:
+                    container.open_run.texts.append(BREAK)
+                added = kind & _INLINE_FLAGS
+                if (
+                    type(tag) is str
+                    and (element.get("class") or element.get("id"))
+                    and boilerplate_hint(element, tag)
+                ):
+                    added |= FURNITURE
+                if added:
                     entered.append((element, flags))
-                    for flag in (LINK, HEADING, FURNITURE, CAPTION):
-                        if flags & flag:
-                            builder.enter(flag)
-            if tag in IMAGE_TAGS or (tag == "input" and element.get("type") == "image"):
-                builder._current_run().n_images += 1
-            if tag in ("h1", "h2", "h3"):
-                builder._current_run().heading = True
-            builder.add_text(element.text)
+                    flags |= added
+                if kind & (_IMAGE | _TITLE_HEADING) or (
+                    kind & _IMAGE_INPUT and element.get("type") == "image"
+                ):
+                    target = container.open_run or _open_run(container)
+                    if kind & _TITLE_HEADING:
+                        target.heading = True
+                    else:
+                        target.n_images += 1
+            text = element.text
         else:
-            if element is body:
-                continue
             if entered and entered[-1][0] is element:
                 flags = entered.pop()[1]
-                for flag in (LINK, HEADING, FURNITURE, CAPTION):
-                    if flags & flag:
-                        builder.leave(flag)
-            if tag in CONTAINER_RULES:
-                builder.close_container()
-            elif tag in BLOCK_TAGS:
-                builder.add_break()
-            builder.add_text(element.tail)
-    while len(builder.stack) > 1:
-        builder.close_container()
-    return builder.root
+            if kind & _CONTAINER:
+                _close(stack.pop())
+                container = stack[-1]
+            elif kind & _BLOCK and container.open_run is not None:
+                container.open_run.texts.append(BREAK)
+            text = element.tail
+        if text:
+            run = container.open_run
+            if run is None:
+                if text.isspace():
+                    continue  # white space between containers opens no chunk
+                run = _open_run(container)
+            if flags:
+                run.flagged.append((len(run.texts), flags))
+            run.texts.append(text)
+    for open_container in reversed(stack[1:]):
+        _close(open_container)
+    return tree

@@ -138,38 +138,49 @@ def _identity(token: str) -> str:
     return token
 
 
-def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE) -> list[str]:
-    """Tokenise, drop stopwords and stem: the keywords of a text, in order."""
+def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE, *, stem: bool = True) -> list[str]:
+    """Tokenise, drop stopwords and stem: the keywords of a text, in order.
+
+    With ``stem=False`` the keywords are the lower-cased tokens themselves (no stemmer runs);
+    ``stemmer(language)`` maps them to the stemmed keywords later.
+    """
     lowered = text.lower()
     tokens = tokenize(text) if _CJK_RE.search(lowered) else _WORD_RE.findall(lowered)
-    keywords = _keyword_table(language)
-    found: list[str] = []
-    for token in tokens:
-        keyword = keywords.get(token)
-        if keyword is None:
-            if len(keywords) >= _KEYWORD_TABLE_SIZE:
-                keywords.clear()
-            keyword = keywords[token] = _keyword_of(token, language)
-        if keyword:
-            found.append(keyword)
-    return found
+    keywords = _keyword_table(language, stem)
+    unseen = set(tokens).difference(keywords)
+    if unseen:
+        if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
+            keywords.clear()
+            unseen = set(tokens)
+        for token in unseen:
+            keywords[token] = _keyword_of(token, language, stem)
+    return list(filter(None, map(keywords.__getitem__, tokens)))
+
+
+def stem_counts(counts: Counter[str], language: str) -> Counter[str]:
+    """Map the counts of unstemmed keywords (``stem=False``) to counts of their stems."""
+    stem = stemmer(language)
+    stemmed: Counter[str] = Counter()
+    for token, count in counts.items():
+        stemmed[stem(token)] += count
+    return stemmed
 
 
 _KEYWORD_TABLE_SIZE = 500_000
 
 
 @lru_cache(maxsize=64)
-def _keyword_table(language: str) -> dict[str, str]:
+def _keyword_table(language: str, stem: bool) -> dict[str, str]:
     """Return the language's memo of token -> keyword ("" for tokens that are no keyword)."""
     return {}
 
 
-def _keyword_of(token: str, language: str) -> str:
+def _keyword_of(token: str, language: str, stem: bool) -> str:
     if token.isdigit() or token == "_" * len(token) or token in stopwords(language):
         return ""
     if len(token) <= 1 and not _CJK_RE.match(token):
         return ""
-    return stemmer(language)(token)
+    return stemmer(language)(token) if stem else token
 
 
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:
