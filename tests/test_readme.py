@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
-import typing
 from pathlib import Path
 
-from websim_crawler.config import WebsimConfig
-from websim_crawler.core.params import declared_settings
+from websim_crawler.cli._settings import known_settings
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
 
 def test_every_websim_setting_is_in_the_readme() -> None:
-    hints = typing.get_type_hints(WebsimConfig)
-    names = [
-        name
-        for section in dataclasses.fields(WebsimConfig)
-        for name, _default, _help in declared_settings(hints[section.name])
-    ]
+    names = known_settings()
     assert len(names) >= 20
     missing = [name for name in names if f"`{name}`" not in README]
     assert missing == []

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from websim_crawler._imports import require
-from websim_crawler.cli.extract import settings_from_pairs
+from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text
 from websim_crawler.core.similarity.combine import with_weights_file
@@ -59,14 +59,7 @@ def register(subparsers: Any) -> None:
         metavar="FILE",
         help="JSON stage weights fitted with StageCombiner (sets WEBSIM_SIMILARITY_WEIGHTS_FILE)",
     )
-    parser.add_argument(
-        "-s",
-        "--set",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a WEBSIM_* setting, e.g. -s WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4",
-    )
+    add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
     parser.set_defaults(func=run)
 
 

@@ -15,11 +15,12 @@ from typing import Any
 
 from tqdm import tqdm
 
+from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.io import atomic_writer
 from websim_crawler.core.site_memory import SiteTemplateMemory
-from websim_crawler.errors import PageError, WebsimError
+from websim_crawler.errors import PageError
 
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
 FETCH_TIMEOUT_SECONDS = 30
@@ -42,26 +43,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="which chunks to write (default: full)",
     )
     parser.add_argument("--language", help="ISO 639-1 language of the pages (default: detect)")
-    parser.add_argument(
-        "-s",
-        "--set",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a WEBSIM_* setting, e.g. -s WEBSIM_HYPERLINK_THRESHOLD=0.4",
-    )
+    add_settings_option(parser, "WEBSIM_HYPERLINK_THRESHOLD=0.4")
     parser.set_defaults(func=run)
-
-
-def settings_from_pairs(pairs: list[str]) -> dict[str, str]:
-    """Turn ``NAME=VALUE`` strings into a settings dict; raise on a malformed pair."""
-    settings: dict[str, str] = {}
-    for pair in pairs:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.startswith("WEBSIM_"):
-            raise WebsimError(f"settings are WEBSIM_NAME=VALUE, got {pair!r}")
-        settings[name] = value
-    return settings
 
 
 def iter_sources(sources: list[str]) -> Iterator[str]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from websim_crawler.cli.extract import settings_from_pairs
+from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import ReadReport, atomic_write_json, iter_jsonl
 from websim_crawler.core.similarity.combine import with_weights_file
@@ -47,14 +47,7 @@ def register(subparsers: Any) -> None:
         help="MinHash/LSH blocking above this many pages (default: setting)",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars on stderr")
-    parser.add_argument(
-        "-s",
-        "--set",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a WEBSIM_* setting, e.g. -s WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4",
-    )
+    add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
     parser.set_defaults(func=run)
 
 
