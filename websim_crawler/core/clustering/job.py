@@ -380,29 +380,20 @@ def cluster_documents(
 
 
 def _estimator(params: ClusteringParams, n_clusters: int) -> FuzzyCMeans:
+    options: dict[str, Any] = {
+        "m": params.fuzziness,
+        "metric": params.metric,
+        "init": params.init,
+        "n_init": params.n_init,
+        "max_iter": params.max_iter,
+        "tol": params.tol,
+        "random_state": params.seed,
+    }
     if params.engine == "dask":
         return DaskFuzzyCMeans(
-            n_clusters,
-            scheduler=params.scheduler,
-            chunk_rows=params.chunk_rows,
-            m=params.fuzziness,
-            metric=params.metric,
-            init=params.init,
-            n_init=params.n_init,
-            max_iter=params.max_iter,
-            tol=params.tol,
-            random_state=params.seed,
+            n_clusters, scheduler=params.scheduler, chunk_rows=params.chunk_rows, **options
         )
-    return FuzzyCMeans(
-        n_clusters,
-        m=params.fuzziness,
-        metric=params.metric,
-        init=params.init,
-        n_init=params.n_init,
-        max_iter=params.max_iter,
-        tol=params.tol,
-        random_state=params.seed,
-    )
+    return FuzzyCMeans(n_clusters, **options)
 
 
 def _empty_result(params: ClusteringParams, report: InputReport) -> ClusteringResult:
