@@ -43,7 +43,8 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "compare",
         help="compare two pages: layout, text, links and visual (EMD) similarity",
-        description="Compare two pages (http(s) URLs or saved HTML files) in four stages.",
+        description="Compare two pages (http(s) URLs or saved HTML files) in four stages. "
+        "Exit code 0 when the pages are similar, 1 when they are not (like cmp).",
     )
     parser.add_argument("page_a", metavar="A", help="first page: URL or HTML file")
     parser.add_argument("page_b", metavar="B", help="second page: URL or HTML file")
