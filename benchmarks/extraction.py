@@ -255,6 +255,7 @@ def score(set_name: str, pages: Sequence[Page], outputs: Sequence[str]) -> tuple
 PAPER_ONLY: dict[str, Any] = {
     "size_exponent": 0.0,
     "main_chunk_ratio": 1.0,
+    "main_expansion": False,
     "markup_hints": False,
     "title_line_filter": False,
     "furniture_line_filter": False,
@@ -265,6 +266,7 @@ PAPER_ONLY: dict[str, Any] = {
 ADDITIONS: dict[str, dict[str, Any]] = {
     "size weighting": {"size_exponent": AnalysisParams().size_exponent},
     "several main chunks": {"main_chunk_ratio": AnalysisParams().main_chunk_ratio},
+    "main expansion": {"main_expansion": True},
     "markup hints": {"markup_hints": True},
     "title line": {"title_line_filter": True},
     "furniture lines": {"furniture_line_filter": True},

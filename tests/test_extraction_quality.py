@@ -16,6 +16,7 @@ ARTICLE = (
     "and the savings will pay for panels on two schools next spring.</p>"
 )
 PAPER_ONLY = AnalysisParams(
+    main_expansion=False,
     markup_hints=False,
     title_line_filter=False,
     furniture_line_filter=False,
@@ -143,7 +144,7 @@ def test_size_weighting_prefers_the_long_article() -> None:
         f"<div id='story'>{ARTICLE}</div>"
     )
     paper = analyse_page(html, params=PAPER_ONLY)
-    sized = analyse_page(html, params=AnalysisParams(main_chunk_ratio=1.0))
+    sized = analyse_page(html, params=AnalysisParams(main_chunk_ratio=1.0, main_expansion=False))
     assert "Solar panels" not in paper.main_text
     assert sized.main_text.startswith("Solar panels")
     assert "photos" not in sized.main_text
@@ -189,3 +190,28 @@ def test_fast_keyword_path_matches_tokenize_stopwords_and_stems() -> None:
     assert keyword_tokens(text, "de") == expected
     assert keyword_tokens(text, "de") == expected  # memoised table gives the same
     assert "東京" in expected and "2024" not in expected
+
+
+def test_main_expansion_adds_link_poor_leaves_beside_the_main_chunk() -> None:
+    html = page(
+        "<div id='page'><div class='share'>Share this story with friends, neighbours, "
+        "colleagues, family, classmates, teachers, doctors, bakers, farmers, drivers, nurses, "
+        f"pilots and everyone</div><div id='story'>{ARTICLE}</div>"
+        "<ul><li>Panels: 240 modules.</li><li>Output: 80 kilowatts peak.</li></ul>"
+        "<ul><li><a href='/a'>Wind farm plans approved</a></li>"
+        "<li><a href='/b'>Bus lanes extended</a></li></ul></div>"
+    )
+    # The removed share and link blocks cancel the fact list's weight: the story alone wins.
+    expanded = analyse_page(html)
+    assert expanded.main_chunk_ids == ("C1.2",)
+    assert expanded.main_text.splitlines()[-2:] == [
+        "Panels: 240 modules.",
+        "Output: 80 kilowatts peak.",
+    ]
+    assert "Wind farm" not in expanded.main_text  # hyperlink percentage 1 > 0.2
+    facts = next(c for c in expanded.chunks if c.text.startswith("Panels"))
+    assert facts.is_main and facts.n_keywords == 5
+    alone = analyse_page(html, params=AnalysisParams(main_expansion=False))
+    assert "Panels" not in alone.main_text
+    few = analyse_page(html, params=AnalysisParams(expansion_min_keywords=6))
+    assert "Panels" not in few.main_text

@@ -86,6 +86,25 @@ class AnalysisParams:
         "apply the noise score only to chunks with at most this many keywords (-1: to all)",
         minimum=-1,
     )
+    main_expansion: bool = setting(
+        True,
+        "WEBSIM_MAIN_EXPANSION",
+        "addition: kept leaf chunks beside the best main chunk under its parent join the main "
+        "content when they are link-poor (lists, fact boxes next to the article)",
+    )
+    expansion_link_threshold: float = setting(
+        0.2,
+        "WEBSIM_EXPANSION_LINK_THRESHOLD",
+        "main expansion: highest hyperlink percentage of a joining chunk",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    expansion_min_keywords: int = setting(
+        3,
+        "WEBSIM_EXPANSION_MIN_KEYWORDS",
+        "main expansion: fewest keywords of a joining chunk",
+        minimum=0,
+    )
     markup_hints: bool = setting(
         True,
         "WEBSIM_MARKUP_HINTS",
@@ -406,7 +425,7 @@ def _main_content(
 # --- the analysis ---------------------------------------------------------------------------
 
 
-@dataclass
+@dataclass(slots=True)
 class _Leaf:
     segment: Segment
     index: int  # position in the page's node list (document order)
@@ -715,7 +734,32 @@ def _choose_main_chunks(
         if all(end <= other or index >= tree.ends[other] for other in chosen):
             chosen.append(index)
     main_leaves = [leaf for leaf in kept if any(i <= leaf.index < tree.ends[i] for i in chosen)]
+    if params.main_expansion and tree.parents[best] >= 0:
+        main_leaves = _expand_to_parent(tree, best, kept, main_leaves, params)
     return [nodes[index].chunk_id for index in chosen], main_leaves
+
+
+def _expand_to_parent(
+    tree: _Tree, best: int, kept: list[_Leaf], main_leaves: list[_Leaf], params: AnalysisParams
+) -> list[_Leaf]:
+    """Add the kept, link-poor leaves beside the best main chunk under its parent.
+
+    Lists and short paragraphs next to an article (ingredients, fact boxes) weigh too little
+    to be main chunks of their own.
+    """
+    parent = tree.parents[best]
+    start, end = parent, tree.ends[parent]
+    members = {leaf.index for leaf in main_leaves}
+    return [
+        leaf
+        for leaf in kept
+        if leaf.index in members
+        or (
+            start <= leaf.index < end
+            and leaf.hlp <= params.expansion_link_threshold
+            and leaf.n_keywords >= params.expansion_min_keywords
+        )
+    ]
 
 
 _new_object = object.__new__

@@ -11,6 +11,7 @@ The walk is iterative: 5,000-deep nesting needs no recursion.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -135,6 +136,8 @@ STRONG_BOILERPLATE_WORDS = frozenset(
 CONTENT_WORDS = frozenset(["article", "body", "content", "entry", "main", "post", "story", "text"])
 BOILERPLATE_TAGS = frozenset({"nav", "aside", "footer"})
 _NAME_WORD_RE = re.compile(r"[a-z]+|[A-Z][a-z]*")
+# Any furniture or content word inside a lower-cased class/id string (a superset test).
+_NAME_CANDIDATE_RE = re.compile("|".join(sorted(BOILERPLATE_WORDS | CONTENT_WORDS)))
 _SPACE_RE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _BOX_RE = re.compile(r"^\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*$")
 
@@ -261,37 +264,41 @@ class Segment:
 
 
 def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line, ...]:
-    if not flagged:  # plain text: split at the block breaks
-        joined = _SPACE_RE.sub(" ", "".join(texts))
+    raw_lines = "".join(texts).split(BREAK)
+    if not flagged:  # plain text
         return tuple(
-            Line(line, 0.0, 0.0, 0.0, False) for raw in joined.split(BREAK) if (line := raw.strip())
+            Line(line, 0.0, 0.0, 0.0, False)
+            for raw in raw_lines
+            if (line := _SPACE_RE.sub(" ", raw).strip())
         )
-    flags_at = dict(flagged)
+    # Characters of each raw line inside links, furniture, captions; headings.
+    breaks = (
+        [index for index, text in enumerate(texts) if text == BREAK] if len(raw_lines) > 1 else []
+    )
+    counts = [[0, 0, 0, False] for _raw in raw_lines]
+    for index, flags in flagged:
+        size = len(texts[index])
+        count = counts[bisect_left(breaks, index)]
+        if flags & LINK:
+            count[0] += size
+        if flags & FURNITURE:
+            count[1] += size
+        if flags & CAPTION:
+            count[2] += size
+        if flags & HEADING:
+            count[3] = True
     lines: list[Line] = []
-    parts: list[str] = []
-    total = link = furniture = caption = 0
-    heading = False
-    for index, text in enumerate((*texts, BREAK)):
-        if text != BREAK:
-            parts.append(text)
-            size = len(text)
-            total += size
-            flags = flags_at.get(index, 0)
-            if flags:
-                link += size if flags & LINK else 0
-                furniture += size if flags & FURNITURE else 0
-                caption += size if flags & CAPTION else 0
-                heading = heading or bool(flags & HEADING)
+    for raw, (link, furniture, caption, heading) in zip(raw_lines, counts, strict=True):
+        line = _SPACE_RE.sub(" ", raw).strip()
+        if not line:
             continue
-        if not parts:
-            continue
-        line = _SPACE_RE.sub(" ", "".join(parts)).strip()
-        if line and (link or furniture or caption):
-            scale = 1.0 / total
-            lines.append(Line(line, link * scale, furniture * scale, caption * scale, heading))
-        elif line:
-            lines.append(Line(line, 0.0, 0.0, 0.0, heading))
-        parts, total, link, furniture, caption, heading = [], 0, 0, 0, 0, False
+        if link or furniture or caption:
+            scale = 1.0 / len(raw)
+            lines.append(
+                Line(line, link * scale, furniture * scale, caption * scale, bool(heading))
+            )
+        else:
+            lines.append(Line(line, 0.0, 0.0, 0.0, bool(heading)))
     return tuple(lines)
 
 
@@ -314,17 +321,29 @@ def boilerplate_hint(element: lxml.etree._Element, tag: str) -> str:
     return _names_hint(classes or "", identifier or "")
 
 
-@lru_cache(maxsize=65_536)
 def _names_hint(classes: str, identifier: str) -> str:
     """Return the furniture word of class/id names, "" when none or a name marks content."""
+    class_content, class_found = _names_words(classes)
+    id_content, id_found = _names_words(identifier)
+    if class_content or id_content:
+        return ""
+    return class_found or id_found
+
+
+@lru_cache(maxsize=65_536)
+def _names_words(names: str) -> tuple[bool, str]:
+    """Return whether a name of ``names`` is made only of content words, and the furniture
+    word of the first name holding one."""
+    if not _NAME_CANDIDATE_RE.search(names.lower()):
+        return False, ""  # no furniture or content word anywhere: the common case
     found = ""
-    for name in f"{classes} {identifier}".split():
+    for name in names.split():
         words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
         if words and words <= CONTENT_WORDS:
-            return ""
+            return True, ""
         if not found:
             found = next((word for word in sorted(words) if word in BOILERPLATE_WORDS), "")
-    return found
+    return False, found
 
 
 def child_id(parent: Segment, number: int) -> str:
