@@ -399,6 +399,17 @@ def generated_items(n_pages: int, pool: list[str], seed: int) -> Iterator[dict[s
         }
 
 
+def own_peak_rss_mb() -> float:
+    """Return this process's own peak RSS (VmHWM; ru_maxrss inherits the parent's over fork)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 def scale_child(n_pages: int, method: str, cache: Path, seed: int) -> None:
     """Run one size in this process and print its measurements as JSON."""
     pool = sentence_pool(cache)
@@ -413,7 +424,7 @@ def scale_child(n_pages: int, method: str, cache: Path, seed: int) -> None:
         report = finder.finish()
         finish_seconds = time.perf_counter() - started
     groups = n_pages // 20 + (1 if n_pages % 20 > 3 else 0)
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak_mb = own_peak_rss_mb()
     print(
         json.dumps(
             {
