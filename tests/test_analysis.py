@@ -291,13 +291,14 @@ def test_params_are_validated() -> None:
 def test_chunk_records_carry_every_field_and_title_keywords() -> None:
     analysis = analyse_page(ARTICLE_PAGE, "http://example.com/a")
     names = {field.name for field in dataclasses.fields(Chunk)}
+    unstemmed = analyse_page(ARTICLE_PAGE, params=AnalysisParams(stem_chunk_keywords=False))
     for chunk in analysis.chunks:
         assert set(vars(chunk)) == names
         assert chunk == Chunk(**vars(chunk))
-    heading = next(c for c in analysis.chunks if c.text == "Fuzzy clustering of web pages")
+    heading = next(c for c in unstemmed.chunks if c.text == "Fuzzy clustering of web pages")
     # "of", "web" and "pages" are stopwords of the English list
     assert heading.title_keywords == {"fuzzy": 1, "clustering": 1}
-    first = next(c for c in analysis.chunks if c.text.startswith("Fuzzy clustering assigns"))
+    first = next(c for c in unstemmed.chunks if c.text.startswith("Fuzzy clustering assigns"))
     # unstemmed, "cluster" is not the title's "clustering"
     assert first.title_keywords == {"fuzzy": 1, "clustering": 2}
     assert first.title_word_relevancy == pytest.approx((1 + 2) / 2)

@@ -60,10 +60,10 @@ class AnalysisParams:
         None, "WEBSIM_LANGUAGE", "force this ISO 639-1 language instead of detecting it"
     )
     stem_chunk_keywords: bool = setting(
-        False,
+        True,
         "WEBSIM_STEM_CHUNK_KEYWORDS",
-        "stem the keywords of every chunk for its features (slower); the main content's "
-        "keywords are always stemmed",
+        "stem the keywords of every chunk for its features (False: unstemmed tokens, the "
+        "main content's keywords are stemmed anyway)",
     )
     noise_filter: bool = setting(True, "WEBSIM_NOISE_FILTER", "remove noise chunks (step 3)")
     hyperlink_threshold: float = setting(
