@@ -260,6 +260,7 @@ PAPER_ONLY: dict[str, Any] = {
     "title_line_filter": False,
     "furniture_line_filter": False,
     "caption_filter": False,
+    "teaser_line_filter": False,
     "edge_trim_chars": 0,
 }
 # Each addition on top of the paper's steps (label -> params changed from PAPER_ONLY).
@@ -271,6 +272,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "title line": {"title_line_filter": True},
     "furniture lines": {"furniture_line_filter": True},
     "captions": {"caption_filter": True},
+    "teaser lines": {"teaser_line_filter": True},
     "edge trim": {"edge_trim_chars": AnalysisParams().edge_trim_chars},
 }
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from websim_crawler.core.analysis import AnalysisParams, analyse_page, short_edge_line
+from websim_crawler.core.analysis import AnalysisParams, analyse_page, short_edge_line, teaser_line
 from websim_crawler.core.html import parse_html
-from websim_crawler.core.segment import boilerplate_hint, segment_page
+from websim_crawler.core.segment import Line, boilerplate_hint, segment_page
 from websim_crawler.core.text import keyword_tokens, stemmer, stopwords, tokenize
 
 ARTICLE = (
@@ -112,12 +112,14 @@ def test_title_byline_date_caption_and_copyright_lines_are_dropped() -> None:
 def test_link_lines_inside_the_main_content() -> None:
     html = page(
         f"<div id='story'>{ARTICLE}"
-        "<p>Read also: <a href='/a'>Wind farm plans approved by the county</a></p></div>"
+        "<p>Read: <a href='/a'>Wind farm plans approved by the county</a></p></div>"
     )
-    default = analyse_page(html).main_text
+    no_teasers = AnalysisParams(teaser_line_filter=False)
+    default = analyse_page(html, params=no_teasers).main_text
     assert "Wind farm plans" in default  # threshold 1.0: off
-    strict = analyse_page(html, params=AnalysisParams(line_link_threshold=0.5)).main_text
-    # 39 of 50 characters are link text: 0.78 > 0.5
+    strict_params = AnalysisParams(teaser_line_filter=False, line_link_threshold=0.5)
+    strict = analyse_page(html, params=strict_params).main_text
+    # 39 of 45 characters are link text: 0.87 > 0.5
     assert "Wind farm plans" not in strict
     assert "Solar panels" in strict
 
@@ -215,3 +217,24 @@ def test_main_expansion_adds_link_poor_leaves_beside_the_main_chunk() -> None:
     assert "Panels" not in alone.main_text
     few = analyse_page(html, params=AnalysisParams(expansion_min_keywords=6))
     assert "Panels" not in few.main_text
+
+
+def test_teaser_lines_are_dropped_from_the_main_content() -> None:
+    html = page(
+        "<div id='story'>"
+        f"{ARTICLE}"
+        "<p>Read also: <a href='/x'>Council approves the new budget for road works</a></p>"
+        "<p>More on this?</p><p><a href='/y'>Wind farm plans for the northern hills</a></p>"
+        "<p>Note: <a href='/z'>the map</a> shows the panels on the roof of the town hall.</p>"
+        "</div>",
+    )
+    lines = analyse_page(html, params=AnalysisParams(edge_trim_chars=0)).main_text.splitlines()
+    assert not any(line.startswith(("Read also", "More on this")) for line in lines)
+    # The link line after a label is not a "Label: <link>" line; it stays (link threshold off).
+    assert "Wind farm plans for the northern hills" in lines
+    # 'Note: the map shows...' is mostly plain text: kept.
+    assert lines[-1].startswith("Note: the map")
+    off = AnalysisParams(edge_trim_chars=0, teaser_line_filter=False)
+    assert "More on this?" in analyse_page(html, params=off).main_text.splitlines()
+    assert teaser_line(Line("Czytaj też: Nowy budżet", 0.7, 0.0, 0.0, False), None)
+    assert not teaser_line(Line("[1] http://example.com/a", 0.9, 0.0, 0.0, False), None)

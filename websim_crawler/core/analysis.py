@@ -141,6 +141,12 @@ class AnalysisParams:
         minimum=0.0,
         maximum=1.0,
     )
+    teaser_line_filter: bool = setting(
+        True,
+        "WEBSIM_TEASER_LINE_FILTER",
+        "addition: drop teaser lines inside the main content: 'Label: <link>' lines and short "
+        "labels ending with ':' or '?' right before a link line ('Read also:', 'Czytaj też')",
+    )
     edge_trim_chars: int = setting(
         40,
         "WEBSIM_EDGE_TRIM_CHARS",
@@ -382,6 +388,28 @@ def boilerplate_line(line: Line, title: str, params: AnalysisParams) -> str:
     return ""
 
 
+# A teaser label before a link: a few words without digits, slashes or colons, then ': '.
+_TEASER_LABEL_RE = re.compile(r"[^\d/:]{2,30}:\s")
+_TEASER_LABEL_MAX_CHARS = 60
+_TEASER_LINK_SHARE = 0.5
+
+
+def teaser_line(line: Line, next_line: Line | None) -> bool:
+    """Tell whether a main-content line points to another page ("Read also: <link>").
+
+    Either the line is mostly link text after a short label ending with a colon, or it is a
+    short label ending with ':' or '?' whose next line is mostly link text.
+    """
+    if line.link_share >= _TEASER_LINK_SHARE:
+        return _TEASER_LABEL_RE.match(line.text) is not None
+    return (
+        next_line is not None
+        and next_line.link_share >= _TEASER_LINK_SHARE
+        and len(line.text) < _TEASER_LABEL_MAX_CHARS
+        and line.text.endswith((":", "?"))
+    )
+
+
 def short_edge_line(text: str, max_chars: int) -> bool:
     """Tell whether a line is a short label rather than a sentence (for the edge trim)."""
     return len(text) < max_chars and not text.endswith(_SENTENCE_ENDS)
@@ -392,10 +420,21 @@ def _main_content(
 ) -> tuple[str, Counter[str]]:  # keywords stemmed (step 6)
     """Join the main chunks' lines without boilerplate lines; count their keywords."""
     kept: list[tuple[_Leaf, list[str]]] = []
+    teasers: set[int] = set()
+    if params.teaser_line_filter:
+        flat = [line for leaf in main_leaves for line in leaf.segment.lines]
+        teasers = {
+            position
+            for position, line in enumerate(flat)
+            if teaser_line(line, flat[position + 1] if position + 1 < len(flat) else None)
+        }
+    position = 0
     for leaf in main_leaves:
-        lines = [
-            line.text for line in leaf.segment.lines if not boilerplate_line(line, title, params)
-        ]
+        lines = []
+        for line in leaf.segment.lines:
+            if position not in teasers and not boilerplate_line(line, title, params):
+                lines.append(line.text)
+            position += 1
         if lines:
             kept.append((leaf, lines))
     if params.edge_trim_chars:
