@@ -238,3 +238,19 @@ def test_teaser_lines_are_dropped_from_the_main_content() -> None:
     assert "More on this?" in analyse_page(html, params=off).main_text.splitlines()
     assert teaser_line(Line("Czytaj też: Nowy budżet", 0.7, 0.0, 0.0, False), None)
     assert not teaser_line(Line("[1] http://example.com/a", 0.9, 0.0, 0.0, False), None)
+
+
+def test_furniture_named_wrapper_of_the_article_keeps_the_article() -> None:
+    # A "meta" span around the whole post body wraps the article, not a byline.
+    html = page(
+        f"<div id='story'><span class='wrapper_meta_field'>{ARTICLE}</span>"
+        "<p>A closing line of the article, plain text without any markup.</p>"
+        "</div>"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("Solar panels") and "next spring." in text
+    # A byline span inside plain paragraphs is still dropped.
+    byline = page(f"<div id='story'>{ARTICLE}<p><span class='meta'>By Jo Smith</span></p></div>")
+    assert (
+        "Jo Smith" not in analyse_page(byline, params=AnalysisParams(edge_trim_chars=0)).main_text
+    )

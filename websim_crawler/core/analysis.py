@@ -369,15 +369,21 @@ def _folded_title(title: str) -> str:
     return _fold(title)
 
 
-def boilerplate_line(line: Line, title: str, params: AnalysisParams) -> str:
-    """Return why a line of the main content is boilerplate ("" when it is content)."""
+def boilerplate_line(
+    line: Line, title: str, params: AnalysisParams, *, furniture: bool = True
+) -> str:
+    """Return why a line of the main content is boilerplate ("" when it is content).
+
+    ``furniture=False`` keeps lines inside furniture-named elements (the element wraps the
+    article, e.g. a ``<span class="meta_field">`` around the post body).
+    """
     if params.title_line_filter and title and len(line.text) >= 10:
         folded = _folded_title(title)
         # Folding never shortens a line whose spaces are collapsed already.
         if len(line.text) <= len(folded) and _fold(line.text) in folded:
             return "title"
     if params.furniture_line_filter:
-        if line.furniture_share >= 0.5:
+        if furniture and line.furniture_share >= 0.5:
             return "furniture"
         if len(line.text) <= _COPYRIGHT_MAX_CHARS and _COPYRIGHT_RE.search(line.text):
             return "copyright"
@@ -415,6 +421,22 @@ def short_edge_line(text: str, max_chars: int) -> bool:
     return len(text) < max_chars and not text.endswith(_SENTENCE_ENDS)
 
 
+# Furniture-named inline elements holding more than this share of the main content's characters
+# wrap the article rather than mark bylines or dates.
+_FURNITURE_WRAPPER_SHARE = 0.5
+
+
+def _furniture_wraps_content(main_leaves: list[_Leaf]) -> bool:
+    """Tell whether most of the main content lies inside furniture-named inline elements."""
+    furniture = total = 0.0
+    for leaf in main_leaves:
+        for line in leaf.segment.lines:
+            size = len(line.text)
+            total += size
+            furniture += size * line.furniture_share
+    return furniture > _FURNITURE_WRAPPER_SHARE * total
+
+
 def _main_content(
     main_leaves: list[_Leaf], title: str, lang: str, params: AnalysisParams
 ) -> tuple[str, Counter[str]]:  # keywords stemmed (step 6)
@@ -428,11 +450,14 @@ def _main_content(
             for position, line in enumerate(flat)
             if teaser_line(line, flat[position + 1] if position + 1 < len(flat) else None)
         }
+    furniture = not _furniture_wraps_content(main_leaves)
     position = 0
     for leaf in main_leaves:
         lines = []
         for line in leaf.segment.lines:
-            if position not in teasers and not boilerplate_line(line, title, params):
+            if position not in teasers and not boilerplate_line(
+                line, title, params, furniture=furniture
+            ):
                 lines.append(line.text)
             position += 1
         if lines:
