@@ -10,6 +10,11 @@ STAMP := $(VENV)/.installed
 .PHONY: demo test lint bench system-packages clean
 
 $(BIN)/python:
+	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
+	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
+	    echo "installing python3-venv"; apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv >/dev/null; \
+	  else echo "$(PYTHON) cannot create virtualenvs: install python3-venv"; exit 1; fi; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
