@@ -54,6 +54,13 @@ class CrawlParams:
         minimum=1.0,
         maximum=600.0,
     )
+    render_script_timeout: float = setting(
+        10.0,
+        "WEBSIM_RENDER_SCRIPT_TIMEOUT",
+        "seconds the layout capture may wait for a rendered page's scripts to yield",
+        minimum=0.5,
+        maximum=600.0,
+    )
     retry_after_max: float = setting(
         60.0,
         "WEBSIM_RETRY_AFTER_MAX",

@@ -9,6 +9,7 @@ each displayed element's bounding box (page coordinates, CSS pixels) into a
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
@@ -20,7 +21,7 @@ from scrapy.settings import Settings
 
 from websim_crawler._imports import require
 from websim_crawler.core.crawling import CrawlParams
-from websim_crawler.errors import BrowserMissingError
+from websim_crawler.errors import BrowserMissingError, WebsimError
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +45,11 @@ LAYOUT_BOX_SCRIPT = """() => {
   root.setAttribute("data-websim-page", width + "," + height);
   return boxed;
 }"""
+
+
+class RenderScriptTimeoutError(WebsimError):
+    """A rendered page's scripts did not let the layout capture run in time."""
+
 
 _CHROMIUM_ARGS = (
     "--no-sandbox",
@@ -122,10 +128,26 @@ def outside_the_web(request: Any) -> bool:
 def render_meta(params: CrawlParams) -> dict[str, Any]:
     """Return the request meta that renders a page and records its layout boxes."""
     page_methods = require("scrapy_playwright.page")
-    methods = [page_methods.PageMethod("evaluate", LAYOUT_BOX_SCRIPT)]
+    methods = [page_methods.PageMethod(record_layout, params.render_script_timeout)]
     if params.render_screenshot:
         methods.append(page_methods.PageMethod("screenshot", full_page=True, type="png"))
     return {"playwright": True, "playwright_page_methods": methods}
+
+
+async def record_layout(page: Any, timeout_seconds: float) -> Any:
+    """Run the layout-box script; a page whose scripts hold the main thread fails the request.
+
+    Playwright puts no time limit on ``evaluate``: a page looping forever would hang the crawl.
+    The raised error makes scrapy-playwright close the page, and the spider counts the request
+    as ``websim/pages/failed/render_script_timeout``.
+    """
+    try:
+        return await asyncio.wait_for(page.evaluate(LAYOUT_BOX_SCRIPT), timeout_seconds)
+    except TimeoutError as exc:
+        raise RenderScriptTimeoutError(
+            f"the page's scripts kept the browser busy for {timeout_seconds:g} s "
+            "(WEBSIM_RENDER_SCRIPT_TIMEOUT)"
+        ) from exc
 
 
 def rendered_screenshot(response: Response) -> str | None:
