@@ -257,6 +257,7 @@ PAPER_ONLY: dict[str, Any] = {
     "main_chunk_ratio": 1.0,
     "main_expansion": False,
     "markup_hints": False,
+    "content_name_overrule": False,
     "title_line_filter": False,
     "furniture_line_filter": False,
     "caption_filter": False,
@@ -269,6 +270,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "several main chunks": {"main_chunk_ratio": AnalysisParams().main_chunk_ratio},
     "main expansion": {"main_expansion": True},
     "markup hints": {"markup_hints": True},
+    "content names": {"content_name_overrule": True},
     "title line": {"title_line_filter": True},
     "furniture lines": {"furniture_line_filter": True},
     "captions": {"caption_filter": True},
@@ -276,12 +278,16 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "edge trim": {"edge_trim_chars": AnalysisParams().edge_trim_chars},
 }
 
+# Additions that act on another one's output: their "paper +" row switches that one on too.
+PREREQUISITES: dict[str, dict[str, Any]] = {"content names": {"markup_hints": True}}
+
 
 def ablation_configs() -> list[tuple[str, AnalysisParams]]:
     """Return (label, params): paper only, paper + each addition, all but each, all (default)."""
     configs = [("paper only", AnalysisParams(**PAPER_ONLY))]
     for label, change in ADDITIONS.items():
-        configs.append((f"paper + {label}", AnalysisParams(**{**PAPER_ONLY, **change})))
+        needs = PREREQUISITES.get(label, {})
+        configs.append((f"paper + {label}", AnalysisParams(**{**PAPER_ONLY, **needs, **change})))
     defaults = AnalysisParams()
     for label, change in ADDITIONS.items():
         undo = {name: PAPER_ONLY[name] for name in change}

@@ -254,3 +254,22 @@ def test_furniture_named_wrapper_of_the_article_keeps_the_article() -> None:
     assert (
         "Jo Smith" not in analyse_page(byline, params=AnalysisParams(edge_trim_chars=0)).main_text
     )
+
+
+def test_content_named_story_inside_a_sidebar_named_wrapper_is_kept() -> None:
+    menu = " ".join(f"<a href='/m{n}'>Weather and traffic section {n}</a>" for n in range(40))
+    teasers = (
+        "<div class='related'><div class='post'><p>Wind farm plans for the northern hills</p>"
+        "</div><div class='teaser'><p>Council approves the road works budget today</p></div></div>"
+    )
+    html = page(
+        f"<div>{menu}</div><div class='with-sidebar'><div class='column'><h2>Weather</h2></div>"
+        f"<div id='main-story'>{ARTICLE}</div></div>{teasers}"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("Solar panels") and "next spring." in text
+    off = analyse_page(html, params=AnalysisParams(content_name_overrule=False)).main_text
+    assert "Solar panels" not in off
+    # A 'post' teaser holding half of a related box or less stays furniture.
+    chunks = {chunk.text: chunk for chunk in analyse_page(html).chunks}
+    assert chunks["Wind farm plans for the northern hills"].reason == "markup:related"

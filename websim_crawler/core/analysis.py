@@ -119,6 +119,12 @@ class AnalysisParams:
         minimum=0.0,
         maximum=1.0,
     )
+    content_name_overrule: bool = setting(
+        True,
+        "WEBSIM_CONTENT_NAME_OVERRULE",
+        "addition: a container whose class/id is made only of content words (main-story, "
+        "article-body) is no furniture even inside a furniture-named one (comment hints hold)",
+    )
     title_line_filter: bool = setting(
         True,
         "WEBSIM_TITLE_LINE_FILTER",
@@ -545,7 +551,7 @@ def analyse_page(
     _leaf_features(leaves, title, lang, page_box, params)
     if params.noise_filter:
         hints = (
-            _markup_hints(tree, leaves, params.markup_hint_max_share)
+            _markup_hints(tree, leaves, params.markup_hint_max_share, params.content_name_overrule)
             if params.markup_hints
             else None
         )
@@ -655,7 +661,15 @@ def _language_sample(leaves: list[_Leaf]) -> str:
     return "\n".join(leaf.text for leaf in longest)
 
 
-def _markup_hints(tree: _Tree, leaves: list[_Leaf], max_share: float) -> list[str] | None:
+# A content-named container overrules its furniture-named ancestor when it holds at least this
+# share of the ancestor's text (the story inside a "with-sidebar" wrapper, not one teaser of a
+# related-posts box).
+_CONTENT_NAME_SHARE = 0.5
+
+
+def _markup_hints(
+    tree: _Tree, leaves: list[_Leaf], max_share: float, content_names: bool
+) -> list[str] | None:
     """Return the furniture hint in force for each node (an ancestor's or its own).
 
     A hinted container holding ``max_share`` or more of the page's text is a page wrapper
@@ -671,14 +685,22 @@ def _markup_hints(tree: _Tree, leaves: list[_Leaf], max_share: float) -> list[st
     size = tree.totals(own_size)
     limit = max_share * max(1.0, size[0])
     hints = [""] * len(nodes)
+    source = [0] * len(nodes)  # the node whose hint is in force
     for index, node in enumerate(nodes):
         inherited = hints[parents[index]] if index else ""
         if inherited:
-            hints[index] = inherited
+            hinted = source[parents[index]]
+            if not (
+                content_names
+                and node.content_named
+                and inherited not in STRONG_BOILERPLATE_WORDS
+                and size[index] >= _CONTENT_NAME_SHARE * size[hinted]
+            ):
+                hints[index], source[index] = inherited, hinted
             continue
         own = node.boilerplate_hint
         if own and (own in STRONG_BOILERPLATE_WORDS or size[index] < limit):
-            hints[index] = own
+            hints[index], source[index] = own, index
     return hints
 
 

@@ -195,6 +195,7 @@ class Segment:
         "box",
         "children",
         "chunk_id",
+        "content_named",
         "depth",
         "flagged",
         "heading",
@@ -223,6 +224,7 @@ class Segment:
         self.parent_id = parent_id
         self.box = box
         self.boilerplate_hint = boilerplate_hint
+        self.content_named = False  # a class/id made only of content words (main-story)
         self.texts: list[str] = []
         self.flagged: list[tuple[int, int]] = []
         self.n_images = 0
@@ -319,6 +321,14 @@ def boilerplate_hint(element: lxml.etree._Element, tag: str) -> str:
     if not classes and not identifier:
         return ""
     return _names_hint(classes or "", identifier or "")
+
+
+def content_named(element: lxml.etree._Element) -> bool:
+    """Tell whether a class or the id of an element is made only of content words."""
+    classes, identifier = element.get("class"), element.get("id")
+    return bool(
+        (classes and _names_words(classes)[0]) or (identifier and _names_words(identifier)[0])
+    )
 
 
 def _names_hint(classes: str, identifier: str) -> str:
@@ -423,6 +433,8 @@ def segment_page(root: lxml.etree._Element) -> Segment:
                     parse_box(element.get("data-websim-box")) or container.box,
                     boilerplate_hint(element, tag),
                 )
+                if not segment.boilerplate_hint:
+                    segment.content_named = content_named(element)
                 container.children.append(segment)
                 stack.append(segment)
                 container = segment
