@@ -262,6 +262,7 @@ PAPER_ONLY: dict[str, Any] = {
     "furniture_line_filter": False,
     "caption_filter": False,
     "teaser_line_filter": False,
+    "orphan_heading_filter": False,
     "edge_trim_chars": 0,
 }
 # Each addition on top of the paper's steps (label -> params changed from PAPER_ONLY).
@@ -275,6 +276,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "furniture lines": {"furniture_line_filter": True},
     "captions": {"caption_filter": True},
     "teaser lines": {"teaser_line_filter": True},
+    "orphan headings": {"orphan_heading_filter": True},
     "edge trim": {"edge_trim_chars": AnalysisParams().edge_trim_chars},
 }
 

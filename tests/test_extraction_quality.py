@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from websim_crawler.core.analysis import AnalysisParams, analyse_page, short_edge_line, teaser_line
@@ -273,3 +275,21 @@ def test_content_named_story_inside_a_sidebar_named_wrapper_is_kept() -> None:
     # A 'post' teaser holding half of a related box or less stays furniture.
     chunks = {chunk.text: chunk for chunk in analyse_page(html).chunks}
     assert chunks["Wind farm plans for the northern hills"].reason == "markup:related"
+
+
+def test_orphan_headings_are_dropped() -> None:
+    html = page(
+        f"<div id='story'><h2>The roof</h2>{ARTICLE}<h3>More on this topic</h3>"
+        "<p><a href='/x'>Council approves the road works budget</a></p>"
+        "<p><a href='/y'>Wind farm plans for the northern hills</a></p><h3>News</h3></div>"
+    )
+    params = AnalysisParams(edge_trim_chars=0, teaser_line_filter=False)
+    lines = analyse_page(html, params=params).main_text.splitlines()
+    assert lines[0] == "The roof"  # running text follows it
+    assert "More on this topic" not in lines and "News" not in lines
+    assert "Wind farm plans for the northern hills" in lines
+    off = dataclasses.replace(params, orphan_heading_filter=False)
+    assert "More on this topic" in analyse_page(html, params=off).main_text.splitlines()
+    # Headings alone (no running text at all) stay.
+    bare = analyse_page(page("<div><h2>Opening hours</h2><h3>Contact</h3></div>"), params=params)
+    assert bare.main_text.splitlines() == ["Opening hours", "Contact"]

@@ -153,6 +153,12 @@ class AnalysisParams:
         "addition: drop teaser lines inside the main content: 'Label: <link>' lines and short "
         "labels ending with ':' or '?' right before a link line ('Read also:', 'Czytaj też')",
     )
+    orphan_heading_filter: bool = setting(
+        True,
+        "WEBSIM_ORPHAN_HEADING_FILTER",
+        "addition: drop short main-content headings no running text follows before the next "
+        "heading or the end ('More on this topic' over links, 'News' at the bottom)",
+    )
     edge_trim_chars: int = setting(
         40,
         "WEBSIM_EDGE_TRIM_CHARS",
@@ -422,6 +428,52 @@ def teaser_line(line: Line, next_line: Line | None) -> bool:
     )
 
 
+_ORPHAN_HEADING_MAX_CHARS = 60
+_PROSE_MIN_CHARS = 40
+
+
+def prose_line(line: Line) -> bool:
+    """Tell whether a line reads as running text: no heading, mostly plain, long or a sentence."""
+    return (
+        not line.heading
+        and line.link_share < _TEASER_LINK_SHARE
+        and (len(line.text) >= _PROSE_MIN_CHARS or line.text.endswith(_SENTENCE_ENDS))
+    )
+
+
+def _drop_orphan_headings(
+    kept: list[tuple[_Leaf, list[Line]]],
+) -> list[tuple[_Leaf, list[Line]]]:
+    """Drop short headings no running text follows before the next heading or the end
+    ("Related articles" over a link list, "News" at the bottom); a main content without any
+    running text is left as it is."""
+    orphans: set[tuple[int, int]] = set()  # (position in kept, position in its lines)
+    prose_after = False
+    any_prose = False
+    for leaf_position in range(len(kept) - 1, -1, -1):
+        lines = kept[leaf_position][1]
+        for line_position in range(len(lines) - 1, -1, -1):
+            line = lines[line_position]
+            if line.heading:
+                if not prose_after and len(line.text) <= _ORPHAN_HEADING_MAX_CHARS:
+                    orphans.add((leaf_position, line_position))
+                prose_after = False
+            elif prose_line(line):
+                prose_after = any_prose = True
+    if not orphans or not any_prose:
+        return kept
+    result = []
+    for leaf_position, (leaf, lines) in enumerate(kept):
+        remaining = [
+            line
+            for line_position, line in enumerate(lines)
+            if (leaf_position, line_position) not in orphans
+        ]
+        if remaining:
+            result.append((leaf, remaining))
+    return result
+
+
 def short_edge_line(text: str, max_chars: int) -> bool:
     """Tell whether a line is a short label rather than a sentence (for the edge trim)."""
     return len(text) < max_chars and not text.endswith(_SENTENCE_ENDS)
@@ -447,7 +499,7 @@ def _main_content(
     main_leaves: list[_Leaf], title: str, lang: str, params: AnalysisParams
 ) -> tuple[str, Counter[str]]:  # keywords stemmed (step 6)
     """Join the main chunks' lines without boilerplate lines; count their keywords."""
-    kept: list[tuple[_Leaf, list[str]]] = []
+    kept: list[tuple[_Leaf, list[Line]]] = []
     teasers: set[int] = set()
     if params.teaser_line_filter:
         flat = [line for leaf in main_leaves for line in leaf.segment.lines]
@@ -464,15 +516,17 @@ def _main_content(
             if position not in teasers and not boilerplate_line(
                 line, title, params, furniture=furniture
             ):
-                lines.append(line.text)
+                lines.append(line)
             position += 1
         if lines:
             kept.append((leaf, lines))
+    if params.orphan_heading_filter:
+        kept = _drop_orphan_headings(kept)
     if params.edge_trim_chars:
         remaining = sum(len(lines) for _leaf, lines in kept)
         for position in (0, -1):
             while remaining > 1 and short_edge_line(
-                kept[position][1][position], params.edge_trim_chars
+                kept[position][1][position].text, params.edge_trim_chars
             ):
                 del kept[position][1][position]
                 remaining -= 1
@@ -481,7 +535,7 @@ def _main_content(
     texts: list[str] = []
     keywords: Counter[str] = Counter()
     for leaf, lines in kept:
-        text = "\n".join(lines)
+        text = "\n".join(line.text for line in lines)
         texts.append(text)
         if len(lines) == len(leaf.segment.lines):
             keywords.update(leaf.keywords)
