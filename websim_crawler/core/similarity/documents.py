@@ -8,6 +8,7 @@ The tag labels follow lxml's HTML parser as html-similarity 0.5.0 sees it (comme
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -36,16 +37,12 @@ class _TagAlphabet:
 
     def encode(self, labels: list[str]) -> str:
         codes = self._codes
-        out = []
-        for label in labels:
-            code = codes.get(label)
-            if code is None:
-                point = _FIRST_CODE_POINT + len(codes)
-                if point >= _SURROGATES.start:
-                    point += len(_SURROGATES)
-                code = codes[label] = chr(point)
-            out.append(code)
-        return "".join(out)
+        for label in set(labels).difference(codes):
+            point = _FIRST_CODE_POINT + len(codes)
+            if point >= _SURROGATES.start:
+                point += len(_SURROGATES)
+            codes[label] = chr(point)
+        return "".join(map(codes.__getitem__, labels))
 
 
 _ALPHABET = _TagAlphabet()
@@ -55,6 +52,7 @@ _SPECIAL_LABELS = {
     lxml.etree.ProcessingInstruction: "processing-instruction",
     lxml.etree.Entity: "entity",
 }
+_XML_DECLARATION = re.compile(r"\s*<\?xml.*?(\?>|\Z)", re.DOTALL)
 # Pages given as text are parsed once and kept for their next comparisons (LRU).
 PARSED_TEXT_CACHE_SIZE = 16
 
@@ -152,14 +150,19 @@ def clear_parsed_text_cache() -> None:
 def _parse_text(document: str | bytes) -> ParsedDocument:
     """Parse HTML text; the cache spares re-parsing a page compared with several others."""
     text = decode_html(document) if isinstance(document, bytes) else document
-    if not text.strip():
+    if not text or text.isspace():  # isspace stops at the first visible character
         raise PageError("empty", "the page has no content")
-    text = text.lstrip()
-    if text.startswith("<?xml"):
+    declaration = _XML_DECLARATION.match(text)
+    if declaration:
         # lxml refuses str input that declares its encoding; the declaration says nothing here.
-        text = text.split("?>", 1)[1] if "?>" in text else ""
+        text = text[declaration.end() :]
     try:
-        root = lxml.etree.fromstring(text, parser=lxml.html.HTMLParser(huge_tree=True))
+        # UTF-8 bytes parse faster than a str, and the parser's fixed encoding overrules a
+        # charset the markup may declare (the text is already decoded).
+        root = lxml.etree.fromstring(
+            text.encode("utf-8", "replace"),
+            parser=lxml.html.HTMLParser(huge_tree=True, encoding="utf-8"),
+        )
     except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError) as exc:
         raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
     if root is None:
