@@ -293,3 +293,19 @@ def test_orphan_headings_are_dropped() -> None:
     # Headings alone (no running text at all) stay.
     bare = analyse_page(page("<div><h2>Opening hours</h2><h3>Contact</h3></div>"), params=params)
     assert bare.main_text.splitlines() == ["Opening hours", "Contact"]
+
+
+def test_lead_paragraph_in_the_header_joins_the_main_content() -> None:
+    lead = (
+        "<p>The town hall now produces most of its electricity: engineers fitted solar panels "
+        "across the roof after the council vote last spring.</p>"
+    )
+    html = page(
+        f"<div id='page'><div class='head'><div><h1>Solar roof</h1></div><div>{RELATED_LINKS}"
+        f"</div><div>{RELATED_LINKS}</div><div>{lead}</div></div>"
+        f"<div class='body'><div><div id='story'>{ARTICLE}{ARTICLE}</div></div></div></div>"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("The town hall now produces") and text.endswith("next spring.")
+    off = analyse_page(html, params=AnalysisParams(lead_levels=0)).main_text
+    assert off.startswith("Solar panels")

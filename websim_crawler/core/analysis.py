@@ -125,6 +125,13 @@ class AnalysisParams:
         "addition: a container whose class/id is made only of content words (main-story, "
         "article-body) is no furniture even inside a furniture-named one (comment hints hold)",
     )
+    lead_levels: int = setting(
+        3,
+        "WEBSIM_LEAD_LEVELS",
+        "addition: the nearest kept leaf of running text before the main content under its "
+        "ancestor this many levels up joins it (the lead paragraph; 0: off)",
+        minimum=0,
+    )
     title_line_filter: bool = setting(
         True,
         "WEBSIM_TITLE_LINE_FILTER",
@@ -876,6 +883,8 @@ def _choose_main_chunks(
     main_leaves = [leaf for leaf in kept if any(i <= leaf.index < tree.ends[i] for i in chosen)]
     if params.main_expansion and tree.parents[best] >= 0:
         main_leaves = _expand_to_parent(tree, best, kept, main_leaves, params)
+    if params.lead_levels and main_leaves:
+        main_leaves = _add_lead(tree, best, kept, main_leaves, params)
     return [nodes[index].chunk_id for index in chosen], main_leaves
 
 
@@ -900,6 +909,36 @@ def _expand_to_parent(
             and leaf.n_keywords >= params.expansion_min_keywords
         )
     ]
+
+
+_LEAD_MIN_KEYWORDS = 10
+
+
+def _add_lead(
+    tree: _Tree, best: int, kept: list[_Leaf], main_leaves: list[_Leaf], params: AnalysisParams
+) -> list[_Leaf]:
+    """Add the lead paragraph: the nearest kept leaf of running text before the main content
+    under the best main chunk's ancestor ``lead_levels`` up (a standfirst in the page header)."""
+    ancestor = best
+    for _level in range(params.lead_levels):
+        if tree.parents[ancestor] < 0:
+            break
+        ancestor = tree.parents[ancestor]
+    first = main_leaves[0].index
+    for leaf in reversed(kept):
+        if leaf.index >= first:
+            continue
+        if leaf.index < ancestor:
+            break
+        if leaf.n_keywords < _LEAD_MIN_KEYWORDS:
+            continue
+        lines = leaf.segment.lines
+        if leaf.hlp <= params.expansion_link_threshold and any(
+            prose_line(line) and line.text.endswith(_SENTENCE_ENDS) for line in lines
+        ):
+            return [leaf, *main_leaves]
+        break
+    return main_leaves
 
 
 _new_object = object.__new__
