@@ -265,6 +265,7 @@ PAPER_ONLY: dict[str, Any] = {
     "teaser_line_filter": False,
     "orphan_heading_filter": False,
     "edge_trim_chars": 0,
+    "edge_link_trim": False,
 }
 # Each addition on top of the paper's steps (label -> params changed from PAPER_ONLY).
 ADDITIONS: dict[str, dict[str, Any]] = {
@@ -280,6 +281,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "teaser lines": {"teaser_line_filter": True},
     "orphan headings": {"orphan_heading_filter": True},
     "edge trim": {"edge_trim_chars": AnalysisParams().edge_trim_chars},
+    "edge link trim": {"edge_link_trim": True},
 }
 
 # Additions that act on another one's output: their "paper +" row switches that one on too.

@@ -24,6 +24,7 @@ PAPER_ONLY = AnalysisParams(
     furniture_line_filter=False,
     caption_filter=False,
     edge_trim_chars=0,
+    edge_link_trim=False,
     size_exponent=0.0,
     main_chunk_ratio=1.0,
 )
@@ -116,10 +117,10 @@ def test_link_lines_inside_the_main_content() -> None:
         f"<div id='story'>{ARTICLE}"
         "<p>Read: <a href='/a'>Wind farm plans approved by the county</a></p></div>"
     )
-    no_teasers = AnalysisParams(teaser_line_filter=False)
+    no_teasers = AnalysisParams(teaser_line_filter=False, edge_link_trim=False)
     default = analyse_page(html, params=no_teasers).main_text
     assert "Wind farm plans" in default  # threshold 1.0: off
-    strict_params = AnalysisParams(teaser_line_filter=False, line_link_threshold=0.5)
+    strict_params = dataclasses.replace(no_teasers, line_link_threshold=0.5)
     strict = analyse_page(html, params=strict_params).main_text
     # 39 of 45 characters are link text: 0.87 > 0.5
     assert "Wind farm plans" not in strict
@@ -283,7 +284,7 @@ def test_orphan_headings_are_dropped() -> None:
         "<p><a href='/x'>Council approves the road works budget</a></p>"
         "<p><a href='/y'>Wind farm plans for the northern hills</a></p><h3>News</h3></div>"
     )
-    params = AnalysisParams(edge_trim_chars=0, teaser_line_filter=False)
+    params = AnalysisParams(edge_trim_chars=0, edge_link_trim=False, teaser_line_filter=False)
     lines = analyse_page(html, params=params).main_text.splitlines()
     assert lines[0] == "The roof"  # running text follows it
     assert "More on this topic" not in lines and "News" not in lines
@@ -309,3 +310,19 @@ def test_lead_paragraph_in_the_header_joins_the_main_content() -> None:
     assert text.startswith("The town hall now produces") and text.endswith("next spring.")
     off = analyse_page(html, params=AnalysisParams(lead_levels=0)).main_text
     assert off.startswith("Solar panels")
+
+
+def test_edge_link_trim_drops_link_lines_at_the_edges_only() -> None:
+    html = page(
+        f"<div id='story'><p><a href='/t1'>Energy</a>, <a href='/t2'>Town hall</a></p>{ARTICLE}"
+        "<p>Maps: <a href='/m'>the roof plan drawn by the town engineers</a></p>"
+        f"{ARTICLE}<p><a href='/more'>Read more letters to the editor</a></p></div>"
+    )
+    params = AnalysisParams(edge_trim_chars=0, teaser_line_filter=False)
+    lines = analyse_page(html, params=params).main_text.splitlines()
+    assert lines[0].startswith("Solar panels") and lines[-1].endswith("next spring.")
+    assert "Maps: the roof plan drawn by the town engineers" in lines  # not at an edge
+    off = dataclasses.replace(params, edge_link_trim=False)
+    lines_off = analyse_page(html, params=off).main_text.splitlines()
+    assert lines_off[0] == "Energy, Town hall"
+    assert lines_off[-1] == "Read more letters to the editor"

@@ -160,6 +160,12 @@ class AnalysisParams:
         "addition: drop teaser lines inside the main content: 'Label: <link>' lines and short "
         "labels ending with ':' or '?' right before a link line ('Read also:', 'Czytaj też')",
     )
+    edge_link_trim: bool = setting(
+        True,
+        "WEBSIM_EDGE_LINK_TRIM",
+        "addition: drop lines mostly of link text (not headings) from the start and end of the "
+        "main content (tag lists, 'Read more' links)",
+    )
     orphan_heading_filter: bool = setting(
         True,
         "WEBSIM_ORPHAN_HEADING_FILTER",
@@ -486,6 +492,13 @@ def short_edge_line(text: str, max_chars: int) -> bool:
     return len(text) < max_chars and not text.endswith(_SENTENCE_ENDS)
 
 
+def edge_line(line: Line, params: AnalysisParams) -> bool:
+    """Tell whether the edge trim drops a first or last line of the main content."""
+    if params.edge_trim_chars and short_edge_line(line.text, params.edge_trim_chars):
+        return True
+    return params.edge_link_trim and line.link_share >= _TEASER_LINK_SHARE and not line.heading
+
+
 # Furniture-named inline elements holding more than this share of the main content's characters
 # wrap the article rather than mark bylines or dates.
 _FURNITURE_WRAPPER_SHARE = 0.5
@@ -529,12 +542,10 @@ def _main_content(
             kept.append((leaf, lines))
     if params.orphan_heading_filter:
         kept = _drop_orphan_headings(kept)
-    if params.edge_trim_chars:
+    if params.edge_trim_chars or params.edge_link_trim:
         remaining = sum(len(lines) for _leaf, lines in kept)
         for position in (0, -1):
-            while remaining > 1 and short_edge_line(
-                kept[position][1][position].text, params.edge_trim_chars
-            ):
+            while remaining > 1 and edge_line(kept[position][1][position], params):
                 del kept[position][1][position]
                 remaining -= 1
                 if not kept[position][1]:
