@@ -274,6 +274,19 @@ def test_wrong_and_missing_charset_decode_right() -> None:
     assert "Köln" in analyse_page(undeclared, encoding="cp1252").main_text
 
 
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("À la carte: café crème et pâtisserie française", "cp1252"),
+        ("Größere Häuser für Familien in München", "cp1252"),
+        ("Zażółć gęślą jaźń, powiedział Paweł w Łodzi", "cp1250"),
+    ],
+)
+def test_short_mis_declared_pages_decode_right(text: str, encoding: str) -> None:
+    page = f"<html><head><meta charset='utf-8'></head><body><p>{text}</p></body></html>"
+    assert analyse_page(page.encode(encoding)).main_text == text
+
+
 def test_page_without_div_title_or_text() -> None:
     no_div = analyse_page("<html><body><p>Only a paragraph of words here.</p></body></html>")
     assert no_div.title == "" and no_div.main_text == "Only a paragraph of words here."
