@@ -12,7 +12,7 @@ from typing import Any
 from tqdm import tqdm
 
 from websim_crawler._imports import require
-from websim_crawler.core.analysis import AnalysisParams, analyse_page
+from websim_crawler.core.analysis import AnalysisParams, analyse_page, new_template_memory
 from websim_crawler.core.clustering import (
     CandidateScore,
     ClusteringParams,
@@ -25,7 +25,6 @@ from websim_crawler.core.clustering.auto import VALIDITY_INDICES
 from websim_crawler.core.clustering.fcm import METRICS
 from websim_crawler.core.clustering.job import AUTO, ENGINES, KINDS
 from websim_crawler.core.io import ReadReport, atomic_write_json, atomic_write_text, iter_jsonl
-from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import ConfigError, PageError
 
 
@@ -152,11 +151,7 @@ def run(args: argparse.Namespace) -> int:
     read_report = ReadReport()
     collector = DocumentCollector(params.kind)
     analysis_params = AnalysisParams()
-    site_memory = SiteTemplateMemory(
-        analysis_params.template_min_pages,
-        analysis_params.template_memory_sites,
-        analysis_params.template_memory_chunks,
-    )
+    site_memory = new_template_memory(analysis_params)
     hide = True if args.no_progress else None  # None: shown on a terminal only
     records = (record for path in args.input for record in iter_jsonl(path, read_report))
     pages = tqdm(records, desc="reading", unit="page", disable=hide)

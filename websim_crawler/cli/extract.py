@@ -17,9 +17,8 @@ from tqdm import tqdm
 
 from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.analysis import analyse_page
+from websim_crawler.core.analysis import analyse_page, new_template_memory
 from websim_crawler.core.io import atomic_writer
-from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import PageError
 
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
@@ -86,11 +85,7 @@ def load_source(source: str) -> tuple[bytes, str | None, str]:
 def run(args: argparse.Namespace) -> int:
     """Analyse every source; return 0 when all pages were analysed, 1 when some failed."""
     config = WebsimConfig.from_settings(settings_from_pairs(args.set))
-    memory = SiteTemplateMemory(
-        config.analysis.template_min_pages,
-        config.analysis.template_memory_sites,
-        config.analysis.template_memory_chunks,
-    )
+    memory = new_template_memory(config.analysis)
     failures: Counter[str] = Counter()
     sources = list(iter_sources(args.sources))
     with (

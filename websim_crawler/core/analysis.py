@@ -589,6 +589,13 @@ class _Leaf:
     weight: float = 0.0
 
 
+def new_template_memory(params: AnalysisParams) -> SiteTemplateMemory:
+    """Return an empty per-site template memory sized by the params."""
+    return SiteTemplateMemory(
+        params.template_min_pages, params.template_memory_sites, params.template_memory_chunks
+    )
+
+
 def analyse_page(
     html: str | bytes,
     url: str | None = None,

@@ -15,7 +15,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.analysis import PageAnalysis, analyse_page
+from websim_crawler.core.analysis import PageAnalysis, analyse_page, new_template_memory
 from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import PageError
 from websim_crawler.jobdir import load_state, save_state
@@ -32,12 +32,7 @@ class PageAnalysisPipeline:
     def __init__(self, crawler: Crawler, config: WebsimConfig) -> None:
         self.crawler = crawler
         self.config = config
-        analysis = config.analysis
-        self.site_memory = SiteTemplateMemory(
-            analysis.template_min_pages,
-            analysis.template_memory_sites,
-            analysis.template_memory_chunks,
-        )
+        self.site_memory = new_template_memory(config.analysis)
         saved = load_state(crawler.settings, SITE_MEMORY_STATE, SiteTemplateMemory.from_dict)
         if saved is not None:  # a resumed JOBDIR crawl
             self.site_memory = saved
