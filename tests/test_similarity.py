@@ -238,6 +238,15 @@ def test_link_similarities_with_support() -> None:
 def test_archived_urls_normalise_to_the_original() -> None:
     archived = "https://web.archive.org/web/20050902035602/http://www.cnn.com/US/#top"
     assert normalize_url(archived) == normalize_url("http://cnn.com/US")
+    original = normalize_url("https://www.latimes.com/politics/")
+    for replayed in (
+        "https://web-beta.archive.org/web/20170203173512/https://www.latimes.com/politics/",
+        "//web.archive.org/web/2017im_/www.latimes.com/politics",
+        # a relative replay link resolved against the page's own URL
+        "http://www.cnn.com/web/20050409130612*/http:/www.latimes.com/politics/",
+    ):
+        assert normalize_url(replayed) == original
+    assert normalize_url("http://shop.example/web/2020/catalogue") == "shop.example/web/2020/catalogue"
 
 
 # --- visual -----------------------------------------------------------------------------------

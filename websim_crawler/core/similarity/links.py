@@ -12,9 +12,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-# An archived capture (web.archive.org/web/<timestamp><flags>/<original url>) stands for the
-# original URL, so pages captured in different years still share their links.
-_WAYBACK_RE = re.compile(r"^https?://(?:web\.)?archive\.org/web/\d+[a-z_]*/(.+)$", re.IGNORECASE)
+# An archived capture (<archive host>/web/<timestamp><flags>/<original url>, the Wayback Machine's
+# replay path on web.archive.org, web-beta.archive.org or an archive page's own host when a relative
+# link was resolved against it) stands for the original URL, so pages captured in different years
+# still share their links.
+_WAYBACK_RE = re.compile(
+    r"^(?:https?:)?//[^/]+/web/\d{4,14}[a-z_]*\*?/((?:https?:/{1,2})?[\w.-]+\.\w+.*)$",
+    re.IGNORECASE,
+)
+_SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
 
 
 def normalize_url(url: str) -> str:
@@ -22,9 +28,7 @@ def normalize_url(url: str) -> str:
     url = url.strip()
     wrapped = _WAYBACK_RE.match(url)
     if wrapped:
-        url = wrapped.group(1)
-        if "://" not in url[:12]:
-            url = "http://" + url
+        url = "http://" + _SCHEME_RE.sub("", wrapped.group(1))
     try:
         parts = urlsplit(url)
     except ValueError:
