@@ -344,3 +344,19 @@ def test_remove_invisible_keeps_the_text_after_removed_elements() -> None:
     root = parse_document("<div>one <script>x()</script>two <span hidden>no</span>three</div>")
     remove_invisible(root)
     assert "".join(root.itertext()) == "one two three"
+
+
+def test_wayback_replay_toolbar_is_not_part_of_the_archived_page() -> None:
+    page = (
+        "<html><head><title>Budget vote</title></head><body>"
+        "<!-- BEGIN WAYBACK TOOLBAR INSERT --><div id='wm-ipp'><a href='http://faq.web.archive"
+        ".org/'>FAQ</a> <p>About this capture: 42 captures</p></div>"
+        "<!-- END WAYBACK TOOLBAR INSERT -->"
+        "<div><p>The council passed the budget vote after a long debate about the schools and "
+        "the roads of the town.</p><a href='/web/20050101000000/http://news.test/local'>Local</a>"
+        "</div></body></html>"
+    )
+    analysis = analyse_page(page, "http://web.archive.org/web/20050101000000/http://news.test/")
+    assert "capture" not in analysis.main_text
+    assert "budget vote" in analysis.main_text
+    assert analysis.links == ("http://web.archive.org/web/20050101000000/http://news.test/local",)

@@ -246,7 +246,8 @@ def test_archived_urls_normalise_to_the_original() -> None:
         "http://www.cnn.com/web/20050409130612*/http:/www.latimes.com/politics/",
     ):
         assert normalize_url(replayed) == original
-    assert normalize_url("http://shop.example/web/2020/catalogue") == "shop.example/web/2020/catalogue"
+    catalogue = "http://shop.example/web/2020/catalogue"
+    assert normalize_url(catalogue) == "shop.example/web/2020/catalogue"
 
 
 # --- visual -----------------------------------------------------------------------------------

@@ -75,6 +75,21 @@ def test_fit_recovers_weights_when_stages_are_missing() -> None:
     assert combiner.threshold_ == pytest.approx(-intercept / coef.sum(), abs=0.02)
 
 
+def test_penalty_does_not_depend_on_the_scale_of_a_stage() -> None:
+    # Link Jaccards span a few hundredths, layout scores all of [0, 1]: shrinking a stage's
+    # scores 100-fold must give the same predictions, its coefficient 100 times larger.
+    rng = np.random.default_rng(2)
+    coef, intercept = np.array([3.0, 0.0, 6.0, 0.0]), -4.5
+    scores = rng.uniform(size=(5_000, 4))
+    labels = _renormalised_labels(scores, coef, intercept, rng)
+    shrunk = scores.copy()
+    shrunk[:, 2] *= 0.01
+    plain = StageCombiner(l2_penalty=0.05).fit(scores, labels)
+    scaled = StageCombiner(l2_penalty=0.05).fit(shrunk, labels)
+    assert scaled.coef_[2] == pytest.approx(100 * plain.coef_[2], rel=1e-3)
+    assert scaled.predict_proba(shrunk) == pytest.approx(plain.predict_proba(scores), abs=1e-4)
+
+
 def test_missing_stages_renormalise_the_weighted_mean() -> None:
     combiner = StageCombiner.from_dict(
         {"stages": list(STAGES), "coefficients": [2.0, 1.0, 1.0, 4.0], "intercept": -4.0}

@@ -60,6 +60,12 @@ _TOO_DEEP: lxml.html.HtmlElement = lxml.html.HtmlElement()
 _SNIFF_BYTES = 4096
 # Absolute links with dot segments, brackets or white space still go through ``urljoin``.
 _NEEDS_JOIN_RE = re.compile(r"/\.|[\[\]\s]")
+# The Wayback Machine inserts its replay toolbar (links to the archive, capture dates) between
+# these comments in every archived capture it serves; it is not part of the archived page.
+_REPLAY_TOOLBAR_RE = re.compile(
+    r"<!--\s*BEGIN WAYBACK TOOLBAR INSERT\s*-->.*?<!--\s*END WAYBACK TOOLBAR INSERT\s*-->",
+    re.DOTALL,
+)
 
 
 def decode_html(data: bytes, content_type: str | None = None, encoding: str | None = None) -> str:
@@ -108,7 +114,8 @@ def declared_encoding(data: bytes) -> str | None:
 def parse_html(
     html: str | bytes, encoding: str | None = None, content_type: str | None = None
 ) -> lxml.html.HtmlElement:
-    """Parse a page into an lxml tree without comments or processing instructions.
+    """Parse a page into an lxml tree without comments, processing instructions or the toolbar
+    that the Wayback Machine inserts into archived captures.
 
     Broken markup parses as a browser would repair it; nesting deeper than libxml2's default
     limit is kept (``huge_tree``). Raise ``PageError`` for empty, binary or unparseable pages.
@@ -143,6 +150,8 @@ def _parse_page(
         if "\x00" in head or head.lstrip().startswith(_BINARY_TEXT_MAGIC):
             raise PageError("binary", "the page is binary data, not HTML")
     text = _XML_DECLARATION_RE.sub("", text, count=1).replace("\x00", "")
+    if "WAYBACK TOOLBAR INSERT" in text:
+        text = _REPLAY_TOOLBAR_RE.sub("", text)
     if not text.strip():
         raise PageError("empty", "the page has no content")
     root = _parse_text(text, parser_class)

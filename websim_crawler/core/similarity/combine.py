@@ -63,6 +63,9 @@ class StageCombiner:
         present = ~np.isnan(scores)
         filled = np.where(present, scores, 0.0)
         count = len(self.stages)
+        # The penalty weighs each coefficient by its stage's spread, so a stage whose scores are
+        # small (link Jaccards of a few hundredths) is not held back against one spanning [0, 1].
+        scale = _score_spread(filled, present) ** 2
 
         def loss_and_gradient(parameters: FloatArray) -> tuple[float, FloatArray]:
             coef, intercept = parameters[:count], parameters[count]
@@ -70,14 +73,14 @@ class StageCombiner:
             total = coef.sum()
             linear = intercept + total * mean
             loss = -np.mean(targets * log_expit(linear) + (1 - targets) * log_expit(-linear))
-            loss += 0.5 * self.l2_penalty * float(coef @ coef)
+            loss += 0.5 * self.l2_penalty * float(coef @ (scale * coef))
             residual = (expit(linear) - targets) / len(targets)
             # d mean / d coef_k = present_k * (x_k - mean) / available (0 where nothing weighs).
             safe = np.where(available > 0, available, 1.0)
             mean_gradient = present * (filled - mean[:, None]) / safe[:, None]
             mean_gradient[available <= 0] = 0.0
             coef_gradient = residual @ (mean[:, None] + total * mean_gradient)
-            coef_gradient += self.l2_penalty * coef
+            coef_gradient += self.l2_penalty * scale * coef
             return float(loss), np.append(coef_gradient, residual.sum())
 
         # A stage with no score in any pair cannot be weighed: its coefficient stays 0.
@@ -199,6 +202,14 @@ class StageCombiner:
 
 def _finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _score_spread(filled: FloatArray, present: NDArray[np.bool_]) -> FloatArray:
+    """Return each stage's standard deviation over the pairs that have it (1 if it is 0)."""
+    counts = np.maximum(present.sum(axis=0), 1)
+    mean = filled.sum(axis=0) / counts
+    spread = np.sqrt((present * (filled - mean) ** 2).sum(axis=0) / counts)
+    return np.where(spread > 0, spread, 1.0)
 
 
 def _weighted_mean(
