@@ -349,3 +349,19 @@ def test_tail_cut_drops_short_blocks_after_the_article() -> None:
         "building can store the midday surplus and use it after dark.</p></div></div>"
     )
     assert "Jane Doe writes" in analyse_page(middle).main_text
+
+
+def test_long_noscript_content_is_kept_short_noscript_dropped() -> None:
+    story = ARTICLE * 4  # about 1,160 characters, over the 1,000 kept by default
+    html = page(
+        f"<div id='post'><script type='text/template'>{story}</script>"
+        f"<noscript>{story}</noscript></div>"
+        "<noscript><p>Please enable JavaScript to see the comments.</p></noscript>"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("Solar panels") and "enable JavaScript" not in text
+    off = AnalysisParams(noscript_keep_chars=0)
+    assert analyse_page(html, params=off).main_text == ""  # nothing visible is left
+    # An unclosed <div> inside a <noscript> makes libxml2 put the rest of the page inside it.
+    swallowed = page(f"<noscript><div id='x'></noscript><div id='story'>{story}</div>")
+    assert analyse_page(swallowed).main_text.startswith("Solar panels")

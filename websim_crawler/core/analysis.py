@@ -59,6 +59,14 @@ class AnalysisParams:
     language: str | None = setting(
         None, "WEBSIM_LANGUAGE", "force this ISO 639-1 language instead of detecting it"
     )
+    noscript_keep_chars: int = setting(
+        1000,
+        "WEBSIM_NOSCRIPT_KEEP_CHARS",
+        "addition: a noscript element holding at least this many characters of text is kept "
+        "as content (a script-free copy of the post, or a page swallowed by a broken noscript; "
+        "0: every noscript is dropped)",
+        minimum=0,
+    )
     stem_chunk_keywords: bool = setting(
         True,
         "WEBSIM_STEM_CHUNK_KEYWORDS",
@@ -625,7 +633,7 @@ def analyse_page(
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
     links = tuple(outgoing_links(root, url))
-    remove_invisible(root)
+    remove_invisible(root, params.noscript_keep_chars)
     tree = _Tree(segment_page(root))
 
     leaves = _collect_leaves(tree.nodes)
