@@ -253,10 +253,12 @@ def score(set_name: str, pages: Sequence[Page], outputs: Sequence[str]) -> tuple
 
 # The paper's steps alone: every addition off.
 PAPER_ONLY: dict[str, Any] = {
+    "noscript_keep_chars": 0,
     "size_exponent": 0.0,
     "main_chunk_ratio": 1.0,
     "main_expansion": False,
     "lead_levels": 0,
+    "tail_leaf_share": 0.0,
     "markup_hints": False,
     "content_name_overrule": False,
     "title_line_filter": False,
@@ -269,10 +271,12 @@ PAPER_ONLY: dict[str, Any] = {
 }
 # Each addition on top of the paper's steps (label -> params changed from PAPER_ONLY).
 ADDITIONS: dict[str, dict[str, Any]] = {
+    "noscript content": {"noscript_keep_chars": AnalysisParams().noscript_keep_chars},
     "size weighting": {"size_exponent": AnalysisParams().size_exponent},
     "several main chunks": {"main_chunk_ratio": AnalysisParams().main_chunk_ratio},
     "main expansion": {"main_expansion": True},
     "lead paragraph": {"lead_levels": AnalysisParams().lead_levels},
+    "tail cut": {"tail_leaf_share": AnalysisParams().tail_leaf_share},
     "markup hints": {"markup_hints": True},
     "content names": {"content_name_overrule": True},
     "title line": {"title_line_filter": True},

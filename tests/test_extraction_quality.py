@@ -326,3 +326,42 @@ def test_edge_link_trim_drops_link_lines_at_the_edges_only() -> None:
     lines_off = analyse_page(html, params=off).main_text.splitlines()
     assert lines_off[0] == "Energy, Town hall"
     assert lines_off[-1] == "Read more letters to the editor"
+
+
+def test_tail_cut_drops_short_blocks_after_the_article() -> None:
+    html = page(
+        # Each short block holds under 15% of the 580 characters of the article's block.
+        f"<div id='story'><div>{ARTICLE}{ARTICLE}</div>"
+        "<div>Jane Doe writes about energy for the Town Gazette.</div>"
+        "<div>Sign up for our weekly newsletter, it is free.</div></div>"
+    )
+    analysis = analyse_page(html)
+    assert analysis.main_text.endswith("next spring.")
+    assert "Jane Doe" not in analysis.main_text and "newsletter" not in analysis.main_text
+    assert not [c for c in analysis.chunks if c.is_main and "Jane Doe" in c.text]
+    off = analyse_page(html, params=AnalysisParams(tail_leaf_share=0.0)).main_text
+    assert off.endswith("it is free.") and "Jane Doe writes" in off
+    # A short block before the last sizeable one stays: only the tail is cut.
+    middle = page(
+        f"<div id='story'><div>{ARTICLE}{ARTICLE}</div>"
+        "<div>Jane Doe writes about energy for the Town Gazette.</div>"
+        "<div><p>Next year the council wants to add batteries in the basement, so that the "
+        "building can store the midday surplus and use it after dark.</p></div></div>"
+    )
+    assert "Jane Doe writes" in analyse_page(middle).main_text
+
+
+def test_long_noscript_content_is_kept_short_noscript_dropped() -> None:
+    story = ARTICLE * 4  # about 1,160 characters, over the 1,000 kept by default
+    html = page(
+        f"<div id='post'><script type='text/template'>{story}</script>"
+        f"<noscript>{story}</noscript></div>"
+        "<noscript><p>Please enable JavaScript to see the comments.</p></noscript>"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("Solar panels") and "enable JavaScript" not in text
+    off = AnalysisParams(noscript_keep_chars=0)
+    assert analyse_page(html, params=off).main_text == ""  # nothing visible is left
+    # An unclosed <div> inside a <noscript> makes libxml2 put the rest of the page inside it.
+    swallowed = page(f"<noscript><div id='x'></noscript><div id='story'>{story}</div>")
+    assert analyse_page(swallowed).main_text.startswith("Solar panels")

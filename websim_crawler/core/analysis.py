@@ -59,6 +59,14 @@ class AnalysisParams:
     language: str | None = setting(
         None, "WEBSIM_LANGUAGE", "force this ISO 639-1 language instead of detecting it"
     )
+    noscript_keep_chars: int = setting(
+        1000,
+        "WEBSIM_NOSCRIPT_KEEP_CHARS",
+        "addition: a noscript element holding at least this many characters of text is kept "
+        "as content (a script-free copy of the post, or a page swallowed by a broken noscript; "
+        "0: every noscript is dropped)",
+        minimum=0,
+    )
     stem_chunk_keywords: bool = setting(
         True,
         "WEBSIM_STEM_CHUNK_KEYWORDS",
@@ -126,11 +134,19 @@ class AnalysisParams:
         "article-body) is no furniture even inside a furniture-named one (comment hints hold)",
     )
     lead_levels: int = setting(
-        3,
+        6,
         "WEBSIM_LEAD_LEVELS",
         "addition: the nearest kept leaf of running text before the main content under its "
         "ancestor this many levels up joins it (the lead paragraph; 0: off)",
         minimum=0,
+    )
+    tail_leaf_share: float = setting(
+        0.15,
+        "WEBSIM_TAIL_LEAF_SHARE",
+        "addition: main-content leaf chunks after the last one holding this share of the "
+        "largest one's text are dropped (author notes, calls to subscribe; 0: off)",
+        minimum=0.0,
+        maximum=1.0,
     )
     title_line_filter: bool = setting(
         True,
@@ -617,7 +633,7 @@ def analyse_page(
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
     links = tuple(outgoing_links(root, url))
-    remove_invisible(root)
+    remove_invisible(root, params.noscript_keep_chars)
     tree = _Tree(segment_page(root))
 
     leaves = _collect_leaves(tree.nodes)
@@ -903,6 +919,8 @@ def _choose_main_chunks(
         main_leaves = _expand_to_parent(tree, best, kept, main_leaves, params)
     if params.lead_levels and main_leaves:
         main_leaves = _add_lead(tree, best, kept, main_leaves, params)
+    if params.tail_leaf_share and main_leaves:
+        main_leaves = _cut_tail(main_leaves, params.tail_leaf_share)
     return [nodes[index].chunk_id for index in chosen], main_leaves
 
 
@@ -927,6 +945,18 @@ def _expand_to_parent(
             and leaf.n_keywords >= params.expansion_min_keywords
         )
     ]
+
+
+def _cut_tail(main_leaves: list[_Leaf], share: float) -> list[_Leaf]:
+    """Drop the small leaves after the last one holding ``share`` of the largest one's text.
+
+    The article ends with its last sizeable block; short blocks after it inside the main chunk
+    are author notes, calls to subscribe or donate and share prompts.
+    """
+    sizes = [len(leaf.text) for leaf in main_leaves]
+    least = share * max(sizes)
+    last = max(position for position, size in enumerate(sizes) if size >= least)
+    return main_leaves[: last + 1]
 
 
 _LEAD_MIN_KEYWORDS = 10

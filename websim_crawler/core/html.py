@@ -221,9 +221,23 @@ def declared_language(root: lxml.etree._Element) -> str | None:
     return None
 
 
-def remove_invisible(root: lxml.etree._Element) -> None:
-    """Drop elements that never show text (scripts, styles, head...) and hidden inputs."""
-    doomed = [element for element in root.iter(*INVISIBLE_TAGS) if element is not root]
+def remove_invisible(root: lxml.etree._Element, noscript_keep_chars: int = 0) -> None:
+    """Drop elements that never show text (scripts, styles, head...) and hidden inputs.
+
+    A ``<noscript>`` holding at least ``noscript_keep_chars`` characters of text (0: none) is
+    kept: it is the page's content, a script-free copy of a script-rendered post or the rest of
+    a page that an unclosed element inside it swallowed (``<noscript><div></noscript>``).
+    """
+    doomed = [
+        element
+        for element in root.iter(*INVISIBLE_TAGS)
+        if element is not root
+        and not (
+            noscript_keep_chars
+            and element.tag == "noscript"
+            and _text_size(element, noscript_keep_chars) >= noscript_keep_chars
+        )
+    ]
     doomed.extend(
         element for element in root.iter("input") if (element.get("type") or "").lower() == "hidden"
     )
@@ -236,6 +250,16 @@ def remove_invisible(root: lxml.etree._Element) -> None:
         parent = element.getparent()
         if parent is not None:
             _drop_keeping_tail(parent, element)
+
+
+def _text_size(element: lxml.etree._Element, enough: int) -> int:
+    """Count an element's characters of text, stopping once there are ``enough``."""
+    size = 0
+    for text in element.itertext():
+        size += len(text)
+        if size >= enough:
+            break
+    return size
 
 
 def _drop_keeping_tail(parent: lxml.etree._Element, element: lxml.etree._Element) -> None:
