@@ -73,7 +73,7 @@ def inclusion_rate(shared: int, count_a: int, count_b: int) -> float:
     return shared / smaller if smaller else 0.0
 
 
-def normalize_url(url: str) -> str:
+def canonical_url(url: str) -> str:
     """Lower-case scheme and host, drop default ports, fragments and an empty path's absence."""
     try:
         parts = urlsplit(url.strip())
@@ -88,18 +88,18 @@ def normalize_url(url: str) -> str:
 
 def url_hash(url: str) -> int:
     """Return a 64-bit fingerprint of a normalised URL (link targets are stored this way)."""
-    digest = hashlib.blake2b(normalize_url(url).encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(canonical_url(url).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little")
 
 
 def host_of(url: str) -> str:
     """Return ``host[:port]`` of a URL, lower-cased, default ports dropped."""
-    return urlsplit(normalize_url(url)).netloc
+    return urlsplit(canonical_url(url)).netloc
 
 
 def site_of(url: str) -> str:
     """Approximate the registered domain: the last two host labels (three under co.uk etc.)."""
-    host = (urlsplit(normalize_url(url)).hostname or "").removeprefix("www.")
+    host = (urlsplit(canonical_url(url)).hostname or "").removeprefix("www.")
     try:
         ipaddress.ip_address(host)
     except ValueError:
@@ -115,7 +115,7 @@ def site_of(url: str) -> str:
 
 def path_segments(url: str) -> list[str]:
     """Return the path segments of a URL, an index file name dropped, the query on the last."""
-    parts = urlsplit(normalize_url(url))
+    parts = urlsplit(canonical_url(url))
     segments = [segment for segment in parts.path.split("/") if segment]
     if segments and segments[-1].lower() in _INDEX_FILES:
         segments.pop()
