@@ -323,15 +323,19 @@ def title_word_relevancy(chunk_keywords: Counter[str], title_keywords: Sequence[
     """T_K = sum of the frequencies of the title's keywords in the chunk / number of them."""
     if not title_keywords:
         return 0.0
-    return sum(chunk_keywords.get(term, 0) for term in title_keywords) / len(title_keywords)
+    found = [chunk_keywords[term] for term in title_keywords if term in chunk_keywords]
+    return sum(found) / len(title_keywords)
 
 
 def keyword_frequency_score(chunk_keywords: Counter[str], top_k: int) -> float:
     """K_f = sum of the frequencies of the chunk's top-K keywords / its number of keywords."""
-    total = sum(chunk_keywords.values())
+    counts = chunk_keywords.values()
+    total = sum(counts)
     if total == 0:
         return 0.0
-    return sum(count for _term, count in chunk_keywords.most_common(top_k)) / total
+    if len(counts) <= top_k:
+        return 1.0  # every keyword is a top one
+    return sum(sorted(counts, reverse=True)[:top_k]) / total
 
 
 def position_feature(position_ratio: float, threshold: float) -> int:
@@ -667,14 +671,16 @@ def _leaf_features(
     title_keywords = list(dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem)))
     page_images = sum(leaf.segment.n_images for leaf in leaves)
     total_chars = leaves[-1].end if leaves else 0
-    for leaf in leaves:
-        tokens = textlib.keyword_tokens(leaf.text, lang, stem=stem)
+    linked = [leaf for leaf in leaves if leaf.segment.has_links]
+    link_keywords = textlib.keyword_token_lists(
+        [leaf.segment.link_text for leaf in linked], lang, stem=False
+    )
+    for leaf, tokens in zip(linked, link_keywords, strict=True):
+        leaf.n_link_keywords = len(tokens)
+    leaf_keywords = textlib.keyword_token_lists([leaf.text for leaf in leaves], lang, stem=stem)
+    for leaf, tokens in zip(leaves, leaf_keywords, strict=True):
         keywords = leaf.keywords = Counter(tokens)
         leaf.n_keywords = len(tokens)
-        if leaf.segment.has_links:
-            leaf.n_link_keywords = len(
-                textlib.keyword_tokens(leaf.segment.link_text, lang, stem=False)
-            )
         if title_keywords:
             leaf.title_counts = {
                 term: keywords[term] for term in title_keywords if term in keywords

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -206,7 +206,9 @@ class Segment:
     """A node of the chunk tree: a container or a loose-text run (a leaf has no children).
 
     Its own text is kept as ``texts`` (strings, ``BREAK`` between blocks) plus ``flagged``:
-    (index into ``texts``, flags) of the pieces inside links, headings, furniture or captions.
+    index into ``texts``, flags, index, flags... of the pieces inside links, headings, furniture
+    or captions (pairs laid out flat). What a segment does not hold is an empty tuple rather than
+    a list of its own: fewer objects for the garbage collector to track.
     """
 
     __slots__ = (
@@ -220,7 +222,6 @@ class Segment:
         "flagged",
         "heading",
         "n_images",
-        "open_run",
         "parent_id",
         "rule",
         "tag",
@@ -236,6 +237,7 @@ class Segment:
         parent_id: str | None,
         box: tuple[float, float, float, float] | None = None,
         boilerplate_hint: str = "",
+        children: Sequence[Segment] = (),
     ) -> None:
         self.chunk_id = chunk_id
         self.rule = rule
@@ -245,12 +247,11 @@ class Segment:
         self.box = box
         self.boilerplate_hint = boilerplate_hint
         self.content_named = False  # a class/id made only of content words (main-story)
-        self.texts: list[str] = []
-        self.flagged: list[tuple[int, int]] = []
+        self.texts: Sequence[str] = ()
+        self.flagged: Sequence[int] = ()
         self.n_images = 0
-        self.children: list[Segment] = []
+        self.children = children
         self.heading = False
-        self.open_run: Segment | None = None  # the loose-text run text goes to while building
         self._lines: tuple[Line, ...] | None = None
 
     def __repr__(self) -> str:
@@ -280,16 +281,18 @@ class Segment:
     @property
     def has_links(self) -> bool:
         """Tell whether any of the segment's own text is inside a hyperlink."""
-        return any(flags & LINK for _index, flags in self.flagged)
+        return any(flags & LINK for flags in self.flagged[1::2])
 
     @property
     def link_text(self) -> str:
         """Return the text of the segment's own hyperlinks (white space as in the page)."""
         texts = self.texts
-        return " ".join([texts[index] for index, flags in self.flagged if flags & LINK])
+        flagged = self.flagged
+        pieces = zip(flagged[::2], flagged[1::2], strict=True)
+        return " ".join([texts[index] for index, flags in pieces if flags & LINK])
 
 
-def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line, ...]:
+def _build_lines(texts: Sequence[str], flagged: Sequence[int]) -> tuple[Line, ...]:
     raw_lines = "".join(texts).split(BREAK)
     if not flagged:  # plain text
         return tuple(
@@ -302,7 +305,7 @@ def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line
         [index for index, text in enumerate(texts) if text == BREAK] if len(raw_lines) > 1 else []
     )
     counts = [[0, 0, 0, False] for _raw in raw_lines]
-    for index, flags in flagged:
+    for index, flags in zip(flagged[::2], flagged[1::2], strict=True):
         size = len(texts[index])
         count = counts[bisect_left(breaks, index)]
         if flags & LINK:
@@ -396,29 +399,30 @@ def parse_box(value: str | None) -> tuple[float, float, float, float] | None:
     return (x, y, width, height)
 
 
-def _open_run(container: Segment) -> Segment:
-    """Open a loose-text run in a container: text beside its child containers."""
+def _open_run(container: Segment, children: list[Segment], texts: list[str]) -> Segment:
+    """Open a loose-text run in a container (``children`` is its list): text beside its child
+    containers, whose pieces go to ``texts``."""
     run = Segment(
-        child_id(container, len(container.children) + 1),
+        child_id(container, len(children) + 1),
         "loose-text",
         container.tag,
         container.depth + 1,
         container.chunk_id,
         container.box,
     )
-    container.children.append(run)
-    container.open_run = run
+    run.texts = texts
+    children.append(run)
     return run
 
 
 def _close(container: Segment) -> None:
-    run, container.open_run = container.open_run, None
     children = container.children
-    if run is not None and len(children) == 1 and children[0] is run:
+    if len(children) == 1 and children[0].rule == "loose-text":
         # A container with only its own text is itself the leaf chunk.
+        run = children[0]
         container.texts, container.flagged = run.texts, run.flagged
         container.n_images, container.heading = run.n_images, run.heading
-        container.children = []
+        container.children = ()
     if container.rule == "div":
         container.rule = "div-main" if container.children else "div-leaf"
 
@@ -427,14 +431,20 @@ def segment_page(root: lxml.etree._Element) -> Segment:
     """Segment a cleaned page tree (see ``html.remove_invisible``) into a chunk tree.
 
     One pass of ``iterwalk`` over the tree; each element costs one lookup of its tag's kind,
-    kept on a stack for its end event.
+    kept on a stack for its end event. Text goes to the open run of the innermost container:
+    entering a child container closes it, so there is at most one open run at a time.
     """
     body = root.find("body")
     if body is None:
         body = root
-    tree = Segment("C0", "body", "body", 0, None, parse_box(body.get("data-websim-box")))
-    stack = [tree]
+    children: list[Segment] = []  # the innermost container's
+    box = parse_box(body.get("data-websim-box"))
+    tree = Segment("C0", "body", "body", 0, None, box, children=children)
+    stack = [(tree, children)]
     container = tree
+    run: Segment | None = None  # the open loose-text run, its texts and flagged pieces
+    texts: list[str] = []
+    flagged: list[int] = []
     flags = 0
     kind_of = _KIND.get
     kinds = [kind_of(body.tag, 0)]  # the kind of each element entered and not yet left
@@ -443,7 +453,8 @@ def segment_page(root: lxml.etree._Element) -> Segment:
     next(events)  # the body itself
     text = body.text
     if text and not text.isspace():
-        _open_run(tree).texts.append(text)
+        texts = [text]
+        run = _open_run(tree, children, texts)
     for event, element in events:
         if event == "start":
             tag = element.tag
@@ -451,9 +462,10 @@ def segment_page(root: lxml.etree._Element) -> Segment:
             kinds.append(kind)
             classes, identifier = element.get("class"), element.get("id")
             if kind & _CONTAINER:
-                container.open_run = None  # text after this container starts a new run
+                run = None  # text after this container starts a new run
+                inner: list[Segment] = []
                 segment = Segment(
-                    child_id(container, len(container.children) + 1),
+                    child_id(container, len(children) + 1),
                     CONTAINER_RULES[tag],
                     tag,
                     container.depth + 1,
@@ -462,15 +474,16 @@ def segment_page(root: lxml.etree._Element) -> Segment:
                     tag
                     if tag in BOILERPLATE_TAGS
                     else _attribute_hint(element.get("role"), classes, identifier),
+                    inner,
                 )
                 if not segment.boilerplate_hint:
                     segment.content_named = _content_named(classes, identifier)
-                container.children.append(segment)
-                stack.append(segment)
-                container = segment
+                children.append(segment)
+                container, children = segment, inner
+                stack.append((segment, inner))
             else:
-                if kind & _BLOCK and container.open_run is not None:
-                    container.open_run.texts.append(BREAK)
+                if kind & _BLOCK and run is not None:
+                    texts.append(BREAK)
                 added = kind & _INLINE_FLAGS
                 if (
                     (classes or identifier)
@@ -484,31 +497,37 @@ def segment_page(root: lxml.etree._Element) -> Segment:
                 if kind & (_IMAGE | _TITLE_HEADING) or (
                     kind & _IMAGE_INPUT and element.get("type") == "image"
                 ):
-                    target = container.open_run or _open_run(container)
+                    if run is None:
+                        texts = []
+                        run = _open_run(container, children, texts)
                     if kind & _TITLE_HEADING:
-                        target.heading = True
+                        run.heading = True
                     else:
-                        target.n_images += 1
+                        run.n_images += 1
             text = element.text
         else:
             kind = kinds.pop()
             if entered and entered[-1][0] is element:
                 flags = entered.pop()[1]
             if kind & _CONTAINER:
-                _close(stack.pop())
-                container = stack[-1]
-            elif kind & _BLOCK and container.open_run is not None:
-                container.open_run.texts.append(BREAK)
+                _close(stack.pop()[0])
+                container, children = stack[-1]
+                run = None  # the container's run closed when the child container began
+            elif kind & _BLOCK and run is not None:
+                texts.append(BREAK)
             text = element.tail
         if text:
-            run = container.open_run
             if run is None:
                 if text.isspace():
                     continue  # white space between containers opens no chunk
-                run = _open_run(container)
+                texts = []
+                run = _open_run(container, children, texts)
             if flags:
-                run.flagged.append((len(run.texts), flags))
-            run.texts.append(text)
-    for open_container in reversed(stack[1:]):
+                if not run.flagged:
+                    flagged = []
+                    run.flagged = flagged
+                flagged.extend((len(texts), flags))
+            texts.append(text)
+    for open_container, _children in reversed(stack[1:]):
         _close(open_container)
     return tree

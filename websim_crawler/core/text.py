@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 
 import stop_words
 from nltk.stem import PorterStemmer
@@ -147,14 +148,36 @@ def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE, *, stem: bool = 
     lowered = text.lower()
     tokens = tokenize(text) if _CJK_RE.search(lowered) else _WORD_RE.findall(lowered)
     keywords = _keyword_table(language, stem)
-    unseen = set(tokens).difference(keywords)
-    if unseen:
-        if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
-            keywords.clear()
-            unseen = set(tokens)
-        for token in unseen:
-            keywords[token] = _keyword_of(token, language, stem)
-    return list(filter(None, map(keywords.__getitem__, tokens)))
+    try:
+        return list(filter(None, map(keywords.__getitem__, tokens)))
+    except KeyError:  # tokens never seen before
+        _learn_keywords(keywords, tokens, language, stem)
+        return list(filter(None, map(keywords.__getitem__, tokens)))
+
+
+def keyword_token_lists(
+    texts: Sequence[str], language: str = DEFAULT_LANGUAGE, *, stem: bool = True
+) -> list[list[str]]:
+    """Return ``keyword_tokens`` of each text, lower-casing and looking up their tokens together.
+
+    The texts are tokenised as one text joined by line breaks, each within its own span.
+    """
+    joined = "\n".join(texts)
+    lowered = joined.lower()
+    if len(lowered) != len(joined) or _CJK_RE.search(lowered):
+        # Lower-casing moved the spans (a dotted capital I) or bigrams are needed: one by one.
+        return [keyword_tokens(text, language, stem=stem) for text in texts]
+    findall = _WORD_RE.findall
+    token_lists = []
+    start = 0
+    for text in texts:
+        end = start + len(text)
+        token_lists.append(findall(lowered, start, end))
+        start = end + 1
+    keywords = _keyword_table(language, stem)
+    _learn_keywords(keywords, chain.from_iterable(token_lists), language, stem)
+    keyword_of = keywords.__getitem__
+    return [list(filter(None, map(keyword_of, tokens))) for tokens in token_lists]
 
 
 def stem_counts(counts: Counter[str], language: str) -> Counter[str]:
@@ -175,12 +198,29 @@ def _keyword_table(language: str, stem: bool) -> dict[str, str]:
     return {}
 
 
-def _keyword_of(token: str, language: str, stem: bool) -> str:
-    if token.isdigit() or token == "_" * len(token) or token in stopwords(language):
-        return ""
-    if len(token) <= 1 and not _CJK_RE.match(token):
-        return ""
-    return stemmer(language)(token) if stem else token
+def _learn_keywords(
+    keywords: dict[str, str], tokens: Iterable[str], language: str, stem: bool
+) -> None:
+    """Add the tokens missing from a keyword table (emptied first when it would grow too big)."""
+    distinct = set(tokens)
+    unseen = distinct.difference(keywords)
+    if not unseen:
+        return
+    if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
+        keywords.clear()
+        unseen = distinct
+    ignored = stopwords(language)
+    stem_of = stemmer(language) if stem else _identity
+    for token in unseen:
+        if (
+            token in ignored
+            or token.isdigit()
+            or token == "_" * len(token)
+            or (len(token) <= 1 and not _CJK_RE.match(token))
+        ):
+            keywords[token] = ""
+        else:
+            keywords[token] = stem_of(token)
 
 
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:
