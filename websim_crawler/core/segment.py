@@ -275,7 +275,11 @@ class Segment:
         if self._lines is not None:
             return "\n".join(line.text for line in self._lines)
         # The lines' texts without their shares (most chunks never need the shares).
+        if not self.texts:
+            return ""
         raw_lines = _SPACE_RE.sub(" ", "".join(self.texts)).split(BREAK)
+        if len(raw_lines) == 1:
+            return raw_lines[0].strip()
         return "\n".join([line for raw in raw_lines if (line := raw.strip())])
 
     @property
