@@ -467,6 +467,13 @@ def segment_page(root: lxml.etree._Element) -> Segment:
             classes, identifier = element.get("class"), element.get("id")
             if kind & _CONTAINER:
                 run = None  # text after this container starts a new run
+                role, box = element.get("role"), element.get("data-websim-box")
+                if tag in BOILERPLATE_TAGS:
+                    hint = tag
+                elif role or classes or identifier:
+                    hint = _attribute_hint(role, classes, identifier)
+                else:
+                    hint = ""
                 inner: list[Segment] = []
                 segment = Segment(
                     child_id(container, len(children) + 1),
@@ -474,13 +481,11 @@ def segment_page(root: lxml.etree._Element) -> Segment:
                     tag,
                     container.depth + 1,
                     container.chunk_id,
-                    parse_box(element.get("data-websim-box")) or container.box,
-                    tag
-                    if tag in BOILERPLATE_TAGS
-                    else _attribute_hint(element.get("role"), classes, identifier),
+                    (box and parse_box(box)) or container.box,
+                    hint,
                     inner,
                 )
-                if not segment.boilerplate_hint:
+                if not hint and (classes or identifier):
                     segment.content_named = _content_named(classes, identifier)
                 children.append(segment)
                 container, children = segment, inner
