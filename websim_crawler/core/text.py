@@ -25,6 +25,8 @@ _MIN_CHARS_FOR_DETECTION = 20
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 # Han, Hiragana, Katakana (incl. prolonged sound mark) and CJK compatibility ideographs.
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
+# One range around all of them: ``re`` scans text for it several times faster.
+_CJK_SPAN_RE = re.compile(r"[\u3040-\ufaff]")
 
 _SNOWBALL_NAMES = {
     "ar": "arabic",
@@ -146,13 +148,22 @@ def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE, *, stem: bool = 
     ``stemmer(language)`` maps them to the stemmed keywords later.
     """
     lowered = text.lower()
-    tokens = tokenize(text) if _CJK_RE.search(lowered) else _WORD_RE.findall(lowered)
+    tokens = tokenize(text) if _has_cjk(lowered) else _WORD_RE.findall(lowered)
     keywords = _keyword_table(language, stem)
     try:
         return list(filter(None, map(keywords.__getitem__, tokens)))
     except KeyError:  # tokens never seen before
         _learn_keywords(keywords, tokens, language, stem)
         return list(filter(None, map(keywords.__getitem__, tokens)))
+
+
+def _has_cjk(text: str) -> bool:
+    """Tell whether the text holds Chinese or Japanese characters."""
+    return (
+        not text.isascii()
+        and _CJK_SPAN_RE.search(text) is not None
+        and _CJK_RE.search(text) is not None
+    )
 
 
 def keyword_token_lists(
@@ -164,7 +175,7 @@ def keyword_token_lists(
     """
     joined = "\n".join(texts)
     lowered = joined.lower()
-    if len(lowered) != len(joined) or _CJK_RE.search(lowered):
+    if len(lowered) != len(joined) or _has_cjk(lowered):
         # Lower-casing moved the spans (a dotted capital I) or bigrams are needed: one by one.
         return [keyword_tokens(text, language, stem=stem) for text in texts]
     findall = _WORD_RE.findall
