@@ -823,6 +823,18 @@ def keyword_matrix(
     )
 
 
+def _transposed(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csr_matrix:
+    """Return the transpose of a CSR matrix as CSR, built directly (``.T.tocsr()`` makes two
+    matrices and validates both); each row lists its entries by increasing column, as there."""
+    n_rows, n_columns = matrix.shape
+    rows = np.repeat(np.arange(n_rows), np.diff(matrix.indptr))
+    order = np.argsort(matrix.indices, kind="stable")
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(matrix.indices, minlength=n_columns))))
+    return scipy.sparse.csr_matrix(
+        (matrix.data[order], rows[order], indptr), shape=(n_columns, n_rows)
+    )
+
+
 def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
     """Of chunks whose keyword cosine is at or above the threshold, keep the first."""
     first_of: dict[frozenset[tuple[str, int]], _Leaf] = {}
@@ -839,18 +851,19 @@ def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
     if len(distinct) < 2 or threshold > 1.0:
         return
     matrix = keyword_matrix([leaf.keywords for leaf in distinct])
-    transposed = matrix.T.tocsr()
+    transposed = _transposed(matrix)
     for start in range(0, len(distinct), _DUPLICATE_BLOCK_ROWS):
         stripe = (  # a slice is a copy: only when the rows need several stripes
             matrix
             if len(distinct) <= _DUPLICATE_BLOCK_ROWS
             else matrix[start : start + _DUPLICATE_BLOCK_ROWS]
         )
-        block = (stripe @ transposed).tocoo()
-        hits = (block.data >= threshold - 1e-9) & (block.col < block.row + start)
+        block = stripe @ transposed
+        block_rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
+        hits = (block.data >= threshold - 1e-9) & (block.indices < block_rows + start)
         if not hits.any():
             continue
-        rows, cols = block.row[hits] + start, block.col[hits]
+        rows, cols = block_rows[hits] + start, block.indices[hits]
         ordered = np.lexsort((cols, rows))
         matches: dict[int, list[int]] = {}
         for row, col in zip(rows[ordered].tolist(), cols[ordered].tolist(), strict=True):

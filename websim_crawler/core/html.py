@@ -86,7 +86,7 @@ def decode_html(data: bytes, content_type: str | None = None, encoding: str | No
         raise PageError("binary", "the page is binary data, not HTML")
     header = f"text/html; charset={encoding}" if encoding else content_type
     _used, text = html_to_unicode(header, data, auto_detect_fun=_detect_encoding)
-    if text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2:
+    if "\ufffd" in text and text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2:
         detected = _detect_encoding(data)
         if detected and detected.lower() != _used.lower():
             text = data.decode(detected, errors="replace")
