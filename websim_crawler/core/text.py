@@ -12,7 +12,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import chain
 
 import stop_words
 from nltk.stem import PorterStemmer
@@ -186,7 +185,10 @@ def keyword_token_lists(
         token_lists.append(findall(lowered, start, end))
         start = end + 1
     keywords = _keyword_table(language, stem)
-    _learn_keywords(keywords, chain.from_iterable(token_lists), language, stem)
+    for tokens in token_lists:
+        # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from one
+        # word to the next, so its stems depend on the order words are first seen.
+        _learn_keywords(keywords, tokens, language, stem)
     keyword_of = keywords.__getitem__
     return [list(filter(None, map(keyword_of, tokens))) for tokens in token_lists]
 
@@ -209,17 +211,14 @@ def _keyword_table(language: str, stem: bool) -> dict[str, str]:
     return {}
 
 
-def _learn_keywords(
-    keywords: dict[str, str], tokens: Iterable[str], language: str, stem: bool
-) -> None:
+def _learn_keywords(keywords: dict[str, str], tokens: list[str], language: str, stem: bool) -> None:
     """Add the tokens missing from a keyword table (emptied first when it would grow too big)."""
-    distinct = set(tokens)
-    unseen = distinct.difference(keywords)
+    unseen = set(tokens).difference(keywords)
     if not unseen:
         return
     if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
         keywords.clear()
-        unseen = distinct
+        unseen = set(tokens)
     ignored = stopwords(language)
     stem_of = stemmer(language) if stem else _identity
     for token in unseen:
