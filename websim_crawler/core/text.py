@@ -220,17 +220,17 @@ def _learn_keywords(keywords: dict[str, str], tokens: list[str], language: str, 
         keywords.clear()
         unseen = set(tokens)
     ignored = stopwords(language)
-    stem_of = stemmer(language) if stem else _identity
-    for token in unseen:
+    stem_of = stemmer(language)
+    for token in unseen:  # in this order: see ``keyword_token_lists``
         if (
             token in ignored
             or token.isdigit()
-            or token == "_" * len(token)
+            or not token.strip("_")  # only underscores
             or (len(token) <= 1 and not _CJK_RE.match(token))
         ):
             keywords[token] = ""
         else:
-            keywords[token] = stem_of(token)
+            keywords[token] = stem_of(token) if stem else token
 
 
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:
