@@ -278,6 +278,8 @@ def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]
             continue
         try:
             absolute = urljoin(base, raw).split("#", 1)[0]
+            if ":" not in absolute:  # no scheme: a relative link without a base URL
+                continue
             scheme = urlsplit(absolute).scheme
         except ValueError:
             continue

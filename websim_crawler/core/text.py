@@ -12,6 +12,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 
 import stop_words
 from nltk.stem import PorterStemmer
@@ -185,12 +186,16 @@ def keyword_token_lists(
         token_lists.append(findall(lowered, start, end))
         start = end + 1
     keywords = _keyword_table(language, stem)
-    for tokens in token_lists:
-        # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from one
-        # word to the next, so its stems depend on the order words are first seen.
-        _learn_keywords(keywords, tokens, language, stem)
+    unseen = set(chain.from_iterable(token_lists)).difference(keywords)
     keyword_of = keywords.__getitem__
-    return [list(filter(None, map(keyword_of, tokens))) for tokens in token_lists]
+    lists = []
+    for tokens in token_lists:
+        if unseen and not unseen.isdisjoint(tokens):
+            # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from
+            # one word to the next, so its stems depend on the order words are first seen.
+            _learn_keywords(keywords, tokens, language, stem)
+        lists.append(list(filter(None, map(keyword_of, tokens))))
+    return lists
 
 
 def stem_counts(counts: Counter[str], language: str) -> Counter[str]:
