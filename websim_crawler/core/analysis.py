@@ -15,11 +15,14 @@ Steps, each visible and switchable through ``AnalysisParams``:
 from __future__ import annotations
 
 import dataclasses
+import gc
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import chain
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -339,15 +342,19 @@ def title_word_relevancy(chunk_keywords: Counter[str], title_keywords: Sequence[
     """T_K = sum of the frequencies of the title's keywords in the chunk / number of them."""
     if not title_keywords:
         return 0.0
-    return sum(chunk_keywords.get(term, 0) for term in title_keywords) / len(title_keywords)
+    found = [chunk_keywords[term] for term in title_keywords if term in chunk_keywords]
+    return sum(found) / len(title_keywords)
 
 
 def keyword_frequency_score(chunk_keywords: Counter[str], top_k: int) -> float:
     """K_f = sum of the frequencies of the chunk's top-K keywords / its number of keywords."""
-    total = sum(chunk_keywords.values())
+    counts = chunk_keywords.values()
+    total = sum(counts)
     if total == 0:
         return 0.0
-    return sum(count for _term, count in chunk_keywords.most_common(top_k)) / total
+    if len(counts) <= top_k:
+        return 1.0  # every keyword is a top one
+    return sum(sorted(counts, reverse=True)[:top_k]) / total
 
 
 def position_feature(position_ratio: float, threshold: float) -> int:
@@ -590,10 +597,10 @@ class _Leaf:
     text: str
     start: int
     end: int
-    keywords: Counter[str] = dataclasses.field(default_factory=Counter)
+    keywords: Counter[str] = dataclasses.field(init=False)  # set with the features
     n_keywords: int = 0
     n_link_keywords: int = 0
-    title_counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    title_counts: dict[str, int] = dataclasses.field(init=False)
     fate: str = KEPT
     reason: str = ""
     hlp: float = 0.0
@@ -623,7 +630,40 @@ def analyse_page(
     site_memory: SiteTemplateMemory | None = None,
 ) -> PageAnalysis:
     """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be."""
-    params = params or _DEFAULT_PARAMS
+    with _collector_paused():
+        return _analyse_page(
+            html, url, params or _DEFAULT_PARAMS, encoding, content_type, language, site_memory
+        )
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while one page is analysed.
+
+    The analysis allocates thousands of short-lived containers (segments, keyword counters,
+    chunk records) that form no reference cycles: reference counting frees them when it returns.
+    Collections in between would only promote them and rescan every long-lived object (NLTK's
+    import alone leaves ~80,000), about a tenth of the analysis time.
+    """
+    if not gc.isenabled():  # paused by the caller (or a concurrent analysis): leave it so
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
+def _analyse_page(
+    html: str | bytes,
+    url: str | None,
+    params: AnalysisParams,
+    encoding: str | None,
+    content_type: str | None,
+    language: str | None,
+    site_memory: SiteTemplateMemory | None,
+) -> PageAnalysis:
     if len(html) > params.max_page_bytes:
         raise PageError(
             "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
@@ -683,18 +723,17 @@ def _leaf_features(
     title_keywords = list(dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem)))
     page_images = sum(leaf.segment.n_images for leaf in leaves)
     total_chars = leaves[-1].end if leaves else 0
-    for leaf in leaves:
-        tokens = textlib.keyword_tokens(leaf.text, lang, stem=stem)
+    linked = [leaf for leaf in leaves if leaf.segment.has_links]
+    link_keywords = textlib.keyword_token_lists(
+        [leaf.segment.link_text for leaf in linked], lang, stem=False
+    )
+    for leaf, tokens in zip(linked, link_keywords, strict=True):
+        leaf.n_link_keywords = len(tokens)
+    leaf_keywords = textlib.keyword_token_lists([leaf.text for leaf in leaves], lang, stem=stem)
+    for leaf, tokens in zip(leaves, leaf_keywords, strict=True):
         keywords = leaf.keywords = Counter(tokens)
         leaf.n_keywords = len(tokens)
-        if leaf.segment.has_links:
-            leaf.n_link_keywords = len(
-                textlib.keyword_tokens(leaf.segment.link_text, lang, stem=False)
-            )
-        if title_keywords:
-            leaf.title_counts = {
-                term: keywords[term] for term in title_keywords if term in keywords
-            }
+        leaf.title_counts = {term: keywords[term] for term in title_keywords if term in keywords}
         leaf.hlp = hyperlink_percentage(leaf.n_link_keywords, leaf.n_keywords)
         leaf.ns = noise_score(leaf.segment.n_images, page_images)
         leaf.relevancy = title_word_relevancy(keywords, title_keywords)
@@ -816,22 +855,34 @@ def keyword_matrix(
     counters: Sequence[Counter[str]],
 ) -> scipy.sparse.csr_matrix:
     """Stack keyword counters into an L2-normalised sparse matrix (rows = counters)."""
-    vocabulary: dict[str, int] = {}
-    indptr: list[int] = [0]
-    indices: list[int] = []
-    data: list[int] = []
-    for counter in counters:
-        indices.extend(vocabulary.setdefault(term, len(vocabulary)) for term in counter)
-        data.extend(counter.values())
-        indptr.append(len(indices))
-    values = np.asarray(data, dtype=np.float64)
-    rows = np.repeat(np.arange(len(counters)), np.diff(np.asarray(indptr)))
+    terms = list(chain.from_iterable(counters))
+    columns = {term: column for column, term in enumerate(dict.fromkeys(terms))}
+    indices = np.fromiter(map(columns.__getitem__, terms), dtype=np.int64, count=len(terms))
+    values = np.fromiter(
+        chain.from_iterable(counter.values() for counter in counters),
+        dtype=np.float64,
+        count=len(terms),
+    )
+    lengths = np.fromiter(map(len, counters), dtype=np.int64, count=len(counters))
+    indptr = np.concatenate(([0], np.cumsum(lengths)))
+    rows = np.repeat(np.arange(len(counters)), lengths)
     norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=len(counters)))
     norms[norms == 0] = 1.0
     values /= norms[rows]
     return scipy.sparse.csr_matrix(
-        (values, np.asarray(indices, dtype=np.int64), np.asarray(indptr)),
-        shape=(len(counters), max(1, len(vocabulary))),
+        (values, indices, indptr), shape=(len(counters), max(1, len(columns)))
+    )
+
+
+def _transposed(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csr_matrix:
+    """Return the transpose of a CSR matrix as CSR, built directly (``.T.tocsr()`` makes two
+    matrices and validates both); each row lists its entries by increasing column, as there."""
+    n_rows, n_columns = matrix.shape
+    rows = np.repeat(np.arange(n_rows), np.diff(matrix.indptr))
+    order = np.argsort(matrix.indices, kind="stable")
+    indptr = np.concatenate(([0], np.cumsum(np.bincount(matrix.indices, minlength=n_columns))))
+    return scipy.sparse.csr_matrix(
+        (matrix.data[order], rows[order], indptr), shape=(n_columns, n_rows)
     )
 
 
@@ -851,13 +902,19 @@ def _remove_duplicates(leaves: list[_Leaf], threshold: float) -> None:
     if len(distinct) < 2 or threshold > 1.0:
         return
     matrix = keyword_matrix([leaf.keywords for leaf in distinct])
-    transposed = matrix.T.tocsc()
+    transposed = _transposed(matrix)
     for start in range(0, len(distinct), _DUPLICATE_BLOCK_ROWS):
-        block = (matrix[start : start + _DUPLICATE_BLOCK_ROWS] @ transposed).tocoo()
-        hits = (block.data >= threshold - 1e-9) & (block.col < block.row + start)
+        stripe = (  # a slice is a copy: only when the rows need several stripes
+            matrix
+            if len(distinct) <= _DUPLICATE_BLOCK_ROWS
+            else matrix[start : start + _DUPLICATE_BLOCK_ROWS]
+        )
+        block = stripe @ transposed
+        block_rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
+        hits = (block.data >= threshold - 1e-9) & (block.indices < block_rows + start)
         if not hits.any():
             continue
-        rows, cols = block.row[hits] + start, block.col[hits]
+        rows, cols = block_rows[hits] + start, block.indices[hits]
         ordered = np.lexsort((cols, rows))
         matches: dict[int, list[int]] = {}
         for row, col in zip(rows[ordered].tolist(), cols[ordered].tolist(), strict=True):
@@ -1008,67 +1065,63 @@ _CONTAINER_FIELDS: dict[str, Any] = {
 }
 
 
-def _make_chunk(fields: dict[str, Any]) -> Chunk:
-    """Build a ``Chunk`` from all its fields without the frozen dataclass' per-field setattr."""
-    chunk: Chunk = _new_object(Chunk)
-    chunk.__dict__.update(fields)
-    return chunk
+def _rounded(value: float) -> float:
+    """Round a feature to 6 decimals for its record; 0 and 1, the most common, need no rounding."""
+    return value if value == 0.0 or value == 1.0 else round(value, 6)
 
 
 def _chunk_records(tree: _Tree, leaves: list[_Leaf], main: set[int]) -> tuple[Chunk, ...]:
+    """Build the ``Chunk`` records, each from all its fields at once (no frozen per-field
+    setattr)."""
     by_index: list[_Leaf | None] = [None] * len(tree.nodes)
     kept_weight = [0.0] * len(tree.nodes)
-    for leaf in leaves:
-        by_index[leaf.index] = leaf
-        if leaf.fate == KEPT:
-            kept_weight[leaf.index] = leaf.weight
+    for chunk_leaf in leaves:
+        by_index[chunk_leaf.index] = chunk_leaf
+        if chunk_leaf.fate == KEPT:
+            kept_weight[chunk_leaf.index] = chunk_leaf.weight
     weightage = tree.totals(kept_weight)
     records: list[Chunk] = []
     for order, node in enumerate(tree.nodes):
-        found = by_index[order]
-        if found is not None:
-            leaf = found
-            records.append(
-                _make_chunk(
-                    {
-                        "chunk_id": node.chunk_id,
-                        "parent_id": node.parent_id,
-                        "rule": node.rule,
-                        "tag": node.tag,
-                        "depth": node.depth,
-                        "order": order,
-                        "text": leaf.text,
-                        "n_keywords": leaf.n_keywords,
-                        "n_link_keywords": leaf.n_link_keywords,
-                        "n_images": node.n_images,
-                        "hyperlink_percentage": round(leaf.hlp, 6),
-                        "noise_score": round(leaf.ns, 6),
-                        "title_keywords": leaf.title_counts,
-                        "title_word_relevancy": round(leaf.relevancy, 6),
-                        "keyword_frequency": round(leaf.frequency, 6),
-                        "position_ratio": round(leaf.position_ratio, 6),
-                        "position_feature": leaf.position,
-                        "weight": round(leaf.weight, 6),
-                        "fate": leaf.fate,
-                        "reason": leaf.reason,
-                        "is_main": order in main,
-                    }
-                )
-            )
+        leaf = by_index[order]
+        if leaf is not None:
+            fields = {
+                "chunk_id": node.chunk_id,
+                "parent_id": node.parent_id,
+                "rule": node.rule,
+                "tag": node.tag,
+                "depth": node.depth,
+                "order": order,
+                "text": leaf.text,
+                "n_keywords": leaf.n_keywords,
+                "n_link_keywords": leaf.n_link_keywords,
+                "n_images": node.n_images,
+                "hyperlink_percentage": _rounded(leaf.hlp),
+                "noise_score": _rounded(leaf.ns),
+                "title_keywords": leaf.title_counts,
+                "title_word_relevancy": _rounded(leaf.relevancy),
+                "keyword_frequency": _rounded(leaf.frequency),
+                "position_ratio": _rounded(leaf.position_ratio),
+                "position_feature": leaf.position,
+                "weight": _rounded(leaf.weight),
+                "fate": leaf.fate,
+                "reason": leaf.reason,
+                "is_main": order in main,
+            }
         elif node.children:
-            records.append(
-                _make_chunk(
-                    {
-                        "chunk_id": node.chunk_id,
-                        "parent_id": node.parent_id,
-                        "rule": node.rule,
-                        "tag": node.tag,
-                        "depth": node.depth,
-                        "order": order,
-                        **_CONTAINER_FIELDS,
-                        "title_keywords": {},
-                        "weight": round(weightage[order], 6),
-                    }
-                )
-            )
+            fields = {
+                "chunk_id": node.chunk_id,
+                "parent_id": node.parent_id,
+                "rule": node.rule,
+                "tag": node.tag,
+                "depth": node.depth,
+                "order": order,
+                **_CONTAINER_FIELDS,
+                "title_keywords": {},
+                "weight": _rounded(weightage[order]),
+            }
+        else:
+            continue
+        chunk: Chunk = _new_object(Chunk)
+        chunk.__dict__.update(fields)
+        records.append(chunk)
     return tuple(records)

@@ -66,6 +66,15 @@ _REPLAY_TOOLBAR_RE = re.compile(
     r"<!--\s*BEGIN WAYBACK TOOLBAR INSERT\s*-->.*?<!--\s*END WAYBACK TOOLBAR INSERT\s*-->",
     re.DOTALL,
 )
+# Compiled once; attribute values come back as plain strings (no parent references to build).
+_HIDDEN_XPATH = lxml.etree.XPath("//*[@hidden or @aria-hidden='true']")
+_BASE_HREF_XPATH = lxml.etree.XPath("//base/@href", smart_strings=False)
+_HREF_XPATH = lxml.etree.XPath("//a/@href | //area/@href", smart_strings=False)
+_TITLE_XPATHS = tuple(
+    lxml.etree.XPath(expression, smart_strings=False)
+    for expression in ("//title", "//meta[@property='og:title']/@content", "//h1")
+)
+_LANGUAGE_META_XPATH = lxml.etree.XPath("//meta[@http-equiv and @content]")
 
 
 def decode_html(data: bytes, content_type: str | None = None, encoding: str | None = None) -> str:
@@ -74,7 +83,7 @@ def decode_html(data: bytes, content_type: str | None = None, encoding: str | No
     A declared charset that the bytes contradict (many undecodable sequences) is overruled by
     detection (charset-normalizer), so mis-declared pages still read right.
     """
-    if not data.strip():
+    if not data or data.isspace():
         raise PageError("empty", "the page has no content")
     head = data[:_SNIFF_BYTES]
     if head.lstrip().startswith(_BINARY_MAGIC) or (
@@ -83,7 +92,7 @@ def decode_html(data: bytes, content_type: str | None = None, encoding: str | No
         raise PageError("binary", "the page is binary data, not HTML")
     header = f"text/html; charset={encoding}" if encoding else content_type
     _used, text = html_to_unicode(header, data, auto_detect_fun=_detect_encoding)
-    if text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2:
+    if "\ufffd" in text and text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2:
         detected = _detect_encoding(data)
         if detected and detected.lower() != _used.lower():
             text = data.decode(detected, errors="replace")
@@ -149,10 +158,12 @@ def _parse_page(
         head = text[:_SNIFF_BYTES]
         if "\x00" in head or head.lstrip().startswith(_BINARY_TEXT_MAGIC):
             raise PageError("binary", "the page is binary data, not HTML")
-    text = _XML_DECLARATION_RE.sub("", text, count=1).replace("\x00", "")
+    text = _XML_DECLARATION_RE.sub("", text, count=1)
+    if "\x00" in text:
+        text = text.replace("\x00", "")
     if "WAYBACK TOOLBAR INSERT" in text:
         text = _REPLAY_TOOLBAR_RE.sub("", text)
-    if not text.strip():
+    if not text or text.isspace():
         raise PageError("empty", "the page has no content")
     root = _parse_text(text, parser_class)
     if root is _TOO_DEEP:
@@ -164,9 +175,21 @@ def _parse_page(
 
 
 def _parse_text(text: str, parser_class: type[lxml.etree.HTMLParser]) -> lxml.etree._Element | None:
-    parser = parser_class(remove_comments=True, remove_pis=True, huge_tree=True, recover=True)
+    # libxml2 reads UTF-8 bytes without converting them first, faster than a ``str``.
     try:
-        root = lxml.etree.fromstring(text, parser=parser)
+        data: str | bytes = text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: let lxml take the string
+        data = text
+    parser = parser_class(
+        encoding="utf-8" if isinstance(data, bytes) else None,
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=True,
+        recover=True,
+        collect_ids=False,  # no id index: nothing looks elements up by id
+    )
+    try:
+        root = lxml.etree.fromstring(data, parser=parser)
     except (lxml.etree.LxmlError, ValueError) as exc:
         raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
     if any("Excessive depth" in error.message for error in parser.error_log):
@@ -199,8 +222,8 @@ def flatten_deep_nesting(text: str, max_depth: int) -> str:
 
 def page_title(root: lxml.etree._Element) -> str:
     """Return the page title: ``<title>``, else ``og:title``, else the first ``<h1>``."""
-    for expression in ("//title", "//meta[@property='og:title']/@content", "//h1"):
-        found = root.xpath(expression)
+    for xpath in _TITLE_XPATHS:
+        found = xpath(root)
         if found:
             value = found[0] if isinstance(found[0], str) else "".join(found[0].itertext())
             title = " ".join(str(value).split())
@@ -214,7 +237,7 @@ def declared_language(root: lxml.etree._Element) -> str | None:
     lang = root.get("lang") or root.get("xml:lang")
     if lang:
         return lang
-    found = root.xpath("//meta[@http-equiv and @content]")
+    found = _LANGUAGE_META_XPATH(root)
     for meta in found:
         if meta.get("http-equiv", "").lower() == "content-language":
             return str(meta.get("content"))
@@ -230,22 +253,16 @@ def remove_invisible(root: lxml.etree._Element, noscript_keep_chars: int = 0) ->
     """
     doomed = [
         element
-        for element in root.iter(*INVISIBLE_TAGS)
+        for element in root.iter(*INVISIBLE_TAGS, "input")
         if element is not root
+        and (element.tag != "input" or (element.get("type") or "").lower() == "hidden")
         and not (
             noscript_keep_chars
             and element.tag == "noscript"
             and _text_size(element, noscript_keep_chars) >= noscript_keep_chars
         )
     ]
-    doomed.extend(
-        element for element in root.iter("input") if (element.get("type") or "").lower() == "hidden"
-    )
-    doomed.extend(
-        element
-        for element in root.xpath("//*[@hidden or @aria-hidden='true']")
-        if element is not root
-    )
+    doomed.extend(element for element in _HIDDEN_XPATH(root) if element is not root)
     for element in doomed:
         parent = element.getparent()
         if parent is not None:
@@ -277,11 +294,11 @@ def _drop_keeping_tail(parent: lxml.etree._Element, element: lxml.etree._Element
 def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]:
     """Return the page's absolute http(s) link targets, in order, without fragments or repeats."""
     base = base_url or ""
-    base_href = root.xpath("//base/@href")
+    base_href = _BASE_HREF_XPATH(root)
     if base_href:
         base = urljoin(base, str(base_href[0]).strip())
     seen: dict[str, None] = {}
-    for href in root.xpath("//a/@href | //area/@href"):
+    for href in _HREF_XPATH(root):
         raw = str(href).strip()
         if not raw or raw.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
             continue
@@ -290,6 +307,8 @@ def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]
             continue
         try:
             absolute = urljoin(base, raw).split("#", 1)[0]
+            if ":" not in absolute:  # no scheme: a relative link without a base URL
+                continue
             scheme = urlsplit(absolute).scheme
         except ValueError:
             continue

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import NamedTuple
 
@@ -136,8 +137,27 @@ STRONG_BOILERPLATE_WORDS = frozenset(
 CONTENT_WORDS = frozenset(["article", "body", "content", "entry", "main", "post", "story", "text"])
 BOILERPLATE_TAGS = frozenset({"nav", "aside", "footer"})
 _NAME_WORD_RE = re.compile(r"[a-z]+|[A-Z][a-z]*")
+
+
+def _trie_pattern(words: Iterable[str]) -> str:
+    """Return a regex matching any of the words that branches once per letter (a trie), which
+    ``re`` scans several times faster than a plain alternation of the words."""
+    rests: dict[str, list[str]] = {}
+    ends = False
+    for word in words:
+        if word:
+            rests.setdefault(word[0], []).append(word[1:])
+        else:
+            ends = True
+    if not rests:
+        return ""
+    branches = [re.escape(letter) + _trie_pattern(rest) for letter, rest in sorted(rests.items())]
+    pattern = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+    return f"(?:{pattern})?" if ends else pattern
+
+
 # Any furniture or content word inside a lower-cased class/id string (a superset test).
-_NAME_CANDIDATE_RE = re.compile("|".join(sorted(BOILERPLATE_WORDS | CONTENT_WORDS)))
+_NAME_CANDIDATE_RE = re.compile(_trie_pattern(BOILERPLATE_WORDS | CONTENT_WORDS))
 _SPACE_RE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
 _BOX_RE = re.compile(r"^\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*$")
 
@@ -186,7 +206,9 @@ class Segment:
     """A node of the chunk tree: a container or a loose-text run (a leaf has no children).
 
     Its own text is kept as ``texts`` (strings, ``BREAK`` between blocks) plus ``flagged``:
-    (index into ``texts``, flags) of the pieces inside links, headings, furniture or captions.
+    index into ``texts``, flags, index, flags... of the pieces inside links, headings, furniture
+    or captions (pairs laid out flat). What a segment does not hold is an empty tuple rather than
+    a list of its own: fewer objects for the garbage collector to track.
     """
 
     __slots__ = (
@@ -200,7 +222,6 @@ class Segment:
         "flagged",
         "heading",
         "n_images",
-        "open_run",
         "parent_id",
         "rule",
         "tag",
@@ -216,6 +237,7 @@ class Segment:
         parent_id: str | None,
         box: tuple[float, float, float, float] | None = None,
         boilerplate_hint: str = "",
+        children: Sequence[Segment] = (),
     ) -> None:
         self.chunk_id = chunk_id
         self.rule = rule
@@ -225,12 +247,11 @@ class Segment:
         self.box = box
         self.boilerplate_hint = boilerplate_hint
         self.content_named = False  # a class/id made only of content words (main-story)
-        self.texts: list[str] = []
-        self.flagged: list[tuple[int, int]] = []
+        self.texts: Sequence[str] = ()
+        self.flagged: Sequence[int] = ()
         self.n_images = 0
-        self.children: list[Segment] = []
+        self.children = children
         self.heading = False
-        self.open_run: Segment | None = None  # the loose-text run text goes to while building
         self._lines: tuple[Line, ...] | None = None
 
     def __repr__(self) -> str:
@@ -251,21 +272,31 @@ class Segment:
     @property
     def text(self) -> str:
         """Return the segment's own text, one line per block, spaces collapsed."""
-        return "\n".join(line.text for line in self.lines)
+        if self._lines is not None:
+            return "\n".join(line.text for line in self._lines)
+        # The lines' texts without their shares (most chunks never need the shares).
+        if not self.texts:
+            return ""
+        raw_lines = _SPACE_RE.sub(" ", "".join(self.texts)).split(BREAK)
+        if len(raw_lines) == 1:
+            return raw_lines[0].strip()
+        return "\n".join([line for raw in raw_lines if (line := raw.strip())])
 
     @property
     def has_links(self) -> bool:
         """Tell whether any of the segment's own text is inside a hyperlink."""
-        return any(flags & LINK for _index, flags in self.flagged)
+        return any(flags & LINK for flags in self.flagged[1::2])
 
     @property
     def link_text(self) -> str:
-        """Return the text of the segment's own hyperlinks."""
+        """Return the text of the segment's own hyperlinks (white space as in the page)."""
         texts = self.texts
-        return clean_text(" ".join(texts[index] for index, flags in self.flagged if flags & LINK))
+        flagged = self.flagged
+        pieces = zip(flagged[::2], flagged[1::2], strict=True)
+        return " ".join([texts[index] for index, flags in pieces if flags & LINK])
 
 
-def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line, ...]:
+def _build_lines(texts: Sequence[str], flagged: Sequence[int]) -> tuple[Line, ...]:
     raw_lines = "".join(texts).split(BREAK)
     if not flagged:  # plain text
         return tuple(
@@ -278,7 +309,7 @@ def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line
         [index for index, text in enumerate(texts) if text == BREAK] if len(raw_lines) > 1 else []
     )
     counts = [[0, 0, 0, False] for _raw in raw_lines]
-    for index, flags in flagged:
+    for index, flags in zip(flagged[::2], flagged[1::2], strict=True):
         size = len(texts[index])
         count = counts[bisect_left(breaks, index)]
         if flags & LINK:
@@ -304,40 +335,38 @@ def _build_lines(texts: list[str], flagged: list[tuple[int, int]]) -> tuple[Line
     return tuple(lines)
 
 
-def clean_text(raw: str) -> str:
-    """Collapse spaces within lines and drop blank lines."""
-    lines = (_SPACE_RE.sub(" ", line).strip() for line in raw.split("\n"))
-    return "\n".join(line for line in lines if line)
-
-
 def boilerplate_hint(element: lxml.etree._Element, tag: str) -> str:
     """Return why the markup marks an element as page furniture (tag, role, class/id), or ""."""
     if tag in BOILERPLATE_TAGS:
         return tag
-    role = element.get("role")
-    if role and role.lower() in BOILERPLATE_WORDS:
-        return role.lower()
-    classes, identifier = element.get("class"), element.get("id")
-    if not classes and not identifier:
-        return ""
-    return _names_hint(classes or "", identifier or "")
+    return _attribute_hint(element.get("role"), element.get("class"), element.get("id"))
 
 
 def content_named(element: lxml.etree._Element) -> bool:
     """Tell whether a class or the id of an element is made only of content words."""
-    classes, identifier = element.get("class"), element.get("id")
+    return _content_named(element.get("class"), element.get("id"))
+
+
+def _content_named(classes: str | None, identifier: str | None) -> bool:
     return bool(
         (classes and _names_words(classes)[0]) or (identifier and _names_words(identifier)[0])
     )
 
 
-def _names_hint(classes: str, identifier: str) -> str:
-    """Return the furniture word of class/id names, "" when none or a name marks content."""
-    class_content, class_found = _names_words(classes)
-    id_content, id_found = _names_words(identifier)
-    if class_content or id_content:
+def _attribute_hint(role: str | None, classes: str | None, identifier: str | None) -> str:
+    """Return the furniture word of a role or the class/id names, "" when none or a name marks
+    content."""
+    if role:
+        lowered = role.lower()
+        if lowered in BOILERPLATE_WORDS:
+            return lowered
+    class_content, class_found = _names_words(classes) if classes else (False, "")
+    if class_content:
         return ""
-    return class_found or id_found
+    if not identifier:
+        return class_found
+    id_content, id_found = _names_words(identifier)
+    return "" if id_content else class_found or id_found
 
 
 @lru_cache(maxsize=65_536)
@@ -348,11 +377,13 @@ def _names_words(names: str) -> tuple[bool, str]:
         return False, ""  # no furniture or content word anywhere: the common case
     found = ""
     for name in names.split():
-        words = {word.lower() for word in _NAME_WORD_RE.findall(name)}
+        words = set(map(str.lower, _NAME_WORD_RE.findall(name)))
         if words and words <= CONTENT_WORDS:
             return True, ""
         if not found:
-            found = next((word for word in sorted(words) if word in BOILERPLATE_WORDS), "")
+            furniture = words & BOILERPLATE_WORDS
+            if furniture:
+                found = min(furniture)  # the first in alphabetical order
     return False, found
 
 
@@ -372,29 +403,30 @@ def parse_box(value: str | None) -> tuple[float, float, float, float] | None:
     return (x, y, width, height)
 
 
-def _open_run(container: Segment) -> Segment:
-    """Open a loose-text run in a container: text beside its child containers."""
+def _open_run(container: Segment, children: list[Segment], texts: list[str]) -> Segment:
+    """Open a loose-text run in a container (``children`` is its list): text beside its child
+    containers, whose pieces go to ``texts``."""
     run = Segment(
-        child_id(container, len(container.children) + 1),
+        child_id(container, len(children) + 1),
         "loose-text",
         container.tag,
         container.depth + 1,
         container.chunk_id,
         container.box,
     )
-    container.children.append(run)
-    container.open_run = run
+    run.texts = texts
+    children.append(run)
     return run
 
 
 def _close(container: Segment) -> None:
-    run, container.open_run = container.open_run, None
     children = container.children
-    if run is not None and len(children) == 1 and children[0] is run:
+    if len(children) == 1 and children[0].rule == "loose-text":
         # A container with only its own text is itself the leaf chunk.
+        run = children[0]
         container.texts, container.flagged = run.texts, run.flagged
         container.n_images, container.heading = run.n_images, run.heading
-        container.children = []
+        container.children = ()
     if container.rule == "div":
         container.rule = "div-main" if container.children else "div-leaf"
 
@@ -402,50 +434,70 @@ def _close(container: Segment) -> None:
 def segment_page(root: lxml.etree._Element) -> Segment:
     """Segment a cleaned page tree (see ``html.remove_invisible``) into a chunk tree.
 
-    One pass of ``iterwalk`` over the tree; each element costs one lookup of its tag's kind.
+    One pass of ``iterwalk`` over the tree; each element costs one lookup of its tag's kind,
+    kept on a stack for its end event. Text goes to the open run of the innermost container:
+    entering a child container closes it, so there is at most one open run at a time.
     """
     body = root.find("body")
     if body is None:
         body = root
-    tree = Segment("C0", "body", "body", 0, None, parse_box(body.get("data-websim-box")))
-    stack = [tree]
+    children: list[Segment] = []  # the innermost container's
+    box = parse_box(body.get("data-websim-box"))
+    tree = Segment("C0", "body", "body", 0, None, box, children=children)
+    stack = [(tree, children)]
     container = tree
+    run: Segment | None = None  # the open loose-text run, its texts and flagged pieces
+    texts: list[str] = []
+    flagged: list[int] = []
     flags = 0
-    entered: list[tuple[lxml.etree._Element, int]] = []  # (element, flags before it)
     kind_of = _KIND.get
+    kinds = [kind_of(body.tag, 0)]  # the kind of each element entered and not yet left
+    entered: list[tuple[lxml.etree._Element, int]] = []  # (element, flags before it)
     events = lxml.etree.iterwalk(body, events=("start", "end"))
     next(events)  # the body itself
     text = body.text
     if text and not text.isspace():
-        _open_run(tree).texts.append(text)
+        texts = [text]
+        run = _open_run(tree, children, texts)
     for event, element in events:
-        tag = element.tag
-        kind = kind_of(tag, 0)
         if event == "start":
+            tag = element.tag
+            kind = kind_of(tag, 0)
+            kinds.append(kind)
+            classes, identifier = element.get("class"), element.get("id")
             if kind & _CONTAINER:
-                container.open_run = None  # text after this container starts a new run
+                run = None  # text after this container starts a new run
+                role, box = element.get("role"), element.get("data-websim-box")
+                if tag in BOILERPLATE_TAGS:
+                    hint = tag
+                elif role or classes or identifier:
+                    hint = _attribute_hint(role, classes, identifier)
+                else:
+                    hint = ""
+                inner: list[Segment] = []
                 segment = Segment(
-                    child_id(container, len(container.children) + 1),
+                    child_id(container, len(children) + 1),
                     CONTAINER_RULES[tag],
                     tag,
                     container.depth + 1,
                     container.chunk_id,
-                    parse_box(element.get("data-websim-box")) or container.box,
-                    boilerplate_hint(element, tag),
+                    (box and parse_box(box)) or container.box,
+                    hint,
+                    inner,
                 )
-                if not segment.boilerplate_hint:
-                    segment.content_named = content_named(element)
-                container.children.append(segment)
-                stack.append(segment)
-                container = segment
+                if not hint and (classes or identifier):
+                    segment.content_named = _content_named(classes, identifier)
+                children.append(segment)
+                container, children = segment, inner
+                stack.append((segment, inner))
             else:
-                if kind & _BLOCK and container.open_run is not None:
-                    container.open_run.texts.append(BREAK)
+                if kind & _BLOCK and run is not None:
+                    texts.append(BREAK)
                 added = kind & _INLINE_FLAGS
                 if (
-                    type(tag) is str
-                    and (element.get("class") or element.get("id"))
-                    and boilerplate_hint(element, tag)
+                    (classes or identifier)
+                    and type(tag) is str
+                    and _attribute_hint(element.get("role"), classes, identifier)
                 ):
                     added |= FURNITURE
                 if added:
@@ -454,30 +506,37 @@ def segment_page(root: lxml.etree._Element) -> Segment:
                 if kind & (_IMAGE | _TITLE_HEADING) or (
                     kind & _IMAGE_INPUT and element.get("type") == "image"
                 ):
-                    target = container.open_run or _open_run(container)
+                    if run is None:
+                        texts = []
+                        run = _open_run(container, children, texts)
                     if kind & _TITLE_HEADING:
-                        target.heading = True
+                        run.heading = True
                     else:
-                        target.n_images += 1
+                        run.n_images += 1
             text = element.text
         else:
+            kind = kinds.pop()
             if entered and entered[-1][0] is element:
                 flags = entered.pop()[1]
             if kind & _CONTAINER:
-                _close(stack.pop())
-                container = stack[-1]
-            elif kind & _BLOCK and container.open_run is not None:
-                container.open_run.texts.append(BREAK)
+                _close(stack.pop()[0])
+                container, children = stack[-1]
+                run = None  # the container's run closed when the child container began
+            elif kind & _BLOCK and run is not None:
+                texts.append(BREAK)
             text = element.tail
         if text:
-            run = container.open_run
             if run is None:
                 if text.isspace():
                     continue  # white space between containers opens no chunk
-                run = _open_run(container)
+                texts = []
+                run = _open_run(container, children, texts)
             if flags:
-                run.flagged.append((len(run.texts), flags))
-            run.texts.append(text)
-    for open_container in reversed(stack[1:]):
+                if not run.flagged:
+                    flagged = []
+                    run.flagged = flagged
+                flagged.extend((len(texts), flags))
+            texts.append(text)
+    for open_container, _children in reversed(stack[1:]):
         _close(open_container)
     return tree

@@ -10,8 +10,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
+from itertools import chain
 
 import stop_words
 from nltk.stem import PorterStemmer
@@ -24,6 +25,8 @@ _MIN_CHARS_FOR_DETECTION = 20
 _WORD_RE = re.compile(r"\w+", re.UNICODE)
 # Han, Hiragana, Katakana (incl. prolonged sound mark) and CJK compatibility ideographs.
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u30fc]+")
+# One range around all of them: ``re`` scans text for it several times faster.
+_CJK_SPAN_RE = re.compile(r"[\u3040-\ufaff]")
 
 _SNOWBALL_NAMES = {
     "ar": "arabic",
@@ -145,16 +148,54 @@ def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE, *, stem: bool = 
     ``stemmer(language)`` maps them to the stemmed keywords later.
     """
     lowered = text.lower()
-    tokens = tokenize(text) if _CJK_RE.search(lowered) else _WORD_RE.findall(lowered)
+    tokens = tokenize(text) if _has_cjk(lowered) else _WORD_RE.findall(lowered)
     keywords = _keyword_table(language, stem)
-    unseen = set(tokens).difference(keywords)
-    if unseen:
-        if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
-            keywords.clear()
-            unseen = set(tokens)
-        for token in unseen:
-            keywords[token] = _keyword_of(token, language, stem)
-    return list(filter(None, map(keywords.__getitem__, tokens)))
+    try:
+        return list(filter(None, map(keywords.__getitem__, tokens)))
+    except KeyError:  # tokens never seen before
+        _learn_keywords(keywords, tokens, language, stem)
+        return list(filter(None, map(keywords.__getitem__, tokens)))
+
+
+def _has_cjk(text: str) -> bool:
+    """Tell whether the text holds Chinese or Japanese characters."""
+    return (
+        not text.isascii()
+        and _CJK_SPAN_RE.search(text) is not None
+        and _CJK_RE.search(text) is not None
+    )
+
+
+def keyword_token_lists(
+    texts: Sequence[str], language: str = DEFAULT_LANGUAGE, *, stem: bool = True
+) -> list[list[str]]:
+    """Return ``keyword_tokens`` of each text, lower-casing and looking up their tokens together.
+
+    The texts are tokenised as one text joined by line breaks, each within its own span.
+    """
+    joined = "\n".join(texts)
+    lowered = joined.lower()
+    if len(lowered) != len(joined) or _has_cjk(lowered):
+        # Lower-casing moved the spans (a dotted capital I) or bigrams are needed: one by one.
+        return [keyword_tokens(text, language, stem=stem) for text in texts]
+    findall = _WORD_RE.findall
+    token_lists = []
+    start = 0
+    for text in texts:
+        end = start + len(text)
+        token_lists.append(findall(lowered, start, end))
+        start = end + 1
+    keywords = _keyword_table(language, stem)
+    unseen = set(chain.from_iterable(token_lists)).difference(keywords)
+    keyword_of = keywords.__getitem__
+    lists = []
+    for tokens in token_lists:
+        if unseen and not unseen.isdisjoint(tokens):
+            # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from
+            # one word to the next, so its stems depend on the order words are first seen.
+            _learn_keywords(keywords, tokens, language, stem)
+        lists.append(list(filter(None, map(keyword_of, tokens))))
+    return lists
 
 
 def stem_counts(counts: Counter[str], language: str) -> Counter[str]:
@@ -175,12 +216,26 @@ def _keyword_table(language: str, stem: bool) -> dict[str, str]:
     return {}
 
 
-def _keyword_of(token: str, language: str, stem: bool) -> str:
-    if token.isdigit() or token == "_" * len(token) or token in stopwords(language):
-        return ""
-    if len(token) <= 1 and not _CJK_RE.match(token):
-        return ""
-    return stemmer(language)(token) if stem else token
+def _learn_keywords(keywords: dict[str, str], tokens: list[str], language: str, stem: bool) -> None:
+    """Add the tokens missing from a keyword table (emptied first when it would grow too big)."""
+    unseen = set(tokens).difference(keywords)
+    if not unseen:
+        return
+    if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
+        keywords.clear()
+        unseen = set(tokens)
+    ignored = stopwords(language)
+    stem_of = stemmer(language)
+    for token in unseen:  # in this order: see ``keyword_token_lists``
+        if (
+            token in ignored
+            or token.isdigit()
+            or not token.strip("_")  # only underscores
+            or (len(token) <= 1 and not _CJK_RE.match(token))
+        ):
+            keywords[token] = ""
+        else:
+            keywords[token] = stem_of(token) if stem else token
 
 
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:
