@@ -67,7 +67,9 @@ _REPLAY_TOOLBAR_RE = re.compile(
     re.DOTALL,
 )
 # Compiled once; attribute values come back as plain strings (no parent references to build).
-_HIDDEN_XPATH = lxml.etree.XPath("//*[@hidden or @aria-hidden='true']")
+# The attributes that hide an element, in document order: libxml2 scans attributes faster than
+# it tests a predicate on every element.
+_HIDING_ATTRIBUTES_XPATH = lxml.etree.XPath("//@hidden | //@aria-hidden")
 _BASE_HREF_XPATH = lxml.etree.XPath("//base/@href", smart_strings=False)
 _HREF_XPATH = lxml.etree.XPath("//a/@href | //area/@href", smart_strings=False)
 _TITLE_XPATHS = tuple(
@@ -262,7 +264,13 @@ def remove_invisible(root: lxml.etree._Element, noscript_keep_chars: int = 0) ->
             and _text_size(element, noscript_keep_chars) >= noscript_keep_chars
         )
     ]
-    doomed.extend(element for element in _HIDDEN_XPATH(root) if element is not root)
+    hidden = None
+    for attribute in _HIDING_ATTRIBUTES_XPATH(root):
+        if attribute.attrname == "hidden" or attribute == "true":
+            element = attribute.getparent()
+            if element is not hidden and element is not root:
+                doomed.append(element)
+                hidden = element
     for element in doomed:
         parent = element.getparent()
         if parent is not None:

@@ -158,7 +158,11 @@ def _trie_pattern(words: Iterable[str]) -> str:
 
 # Any furniture or content word inside a lower-cased class/id string (a superset test).
 _NAME_CANDIDATE_RE = re.compile(_trie_pattern(BOILERPLATE_WORDS | CONTENT_WORDS))
-_SPACE_RE = re.compile(r"[ \t\n\r\f\v\u00a0\u200b]+")
+# Runs of white space ([ \t\n\r\f\v\u00a0\u200b]) that collapse to one space, except a lone
+# plain space: it would be replaced by itself, and it is most of the gaps between words.
+_SPACE_RE = re.compile(
+    r"[\t\n\r\f\v\u00a0\u200b][ \t\n\r\f\v\u00a0\u200b]*| [ \t\n\r\f\v\u00a0\u200b]+"
+)
 _BOX_RE = re.compile(r"^\s*(-?[\d.]+)\s*,\s*(-?[\d.]+)\s*,\s*([\d.]+)\s*,\s*([\d.]+)\s*$")
 
 

@@ -12,7 +12,6 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
-from itertools import chain
 
 import stop_words
 from nltk.stem import PorterStemmer
@@ -179,22 +178,21 @@ def keyword_token_lists(
         # Lower-casing moved the spans (a dotted capital I) or bigrams are needed: one by one.
         return [keyword_tokens(text, language, stem=stem) for text in texts]
     findall = _WORD_RE.findall
-    token_lists = []
+    keywords = _keyword_table(language, stem)
+    keyword_of = keywords.__getitem__
+    lists = []
     start = 0
     for text in texts:
         end = start + len(text)
-        token_lists.append(findall(lowered, start, end))
+        tokens = findall(lowered, start, end)
         start = end + 1
-    keywords = _keyword_table(language, stem)
-    unseen = set(chain.from_iterable(token_lists)).difference(keywords)
-    keyword_of = keywords.__getitem__
-    lists = []
-    for tokens in token_lists:
-        if unseen and not unseen.isdisjoint(tokens):
+        try:
+            lists.append(list(filter(None, map(keyword_of, tokens))))
+        except KeyError:  # tokens never seen before
             # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from
             # one word to the next, so its stems depend on the order words are first seen.
             _learn_keywords(keywords, tokens, language, stem)
-        lists.append(list(filter(None, map(keyword_of, tokens))))
+            lists.append(list(filter(None, map(keyword_of, tokens))))
     return lists
 
 
