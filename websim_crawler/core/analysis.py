@@ -18,7 +18,7 @@ import dataclasses
 import gc
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
@@ -338,7 +338,7 @@ def noise_score(n_images: int, page_images: int) -> float:
     return n_images / page_images if page_images else 0.0
 
 
-def title_word_relevancy(chunk_keywords: Counter[str], title_keywords: Sequence[str]) -> float:
+def title_word_relevancy(chunk_keywords: Mapping[str, int], title_keywords: Sequence[str]) -> float:
     """T_K = sum of the frequencies of the title's keywords in the chunk / number of them."""
     if not title_keywords:
         return 0.0
@@ -730,23 +730,31 @@ def _leaf_features(
     for leaf, tokens in zip(linked, link_keywords, strict=True):
         leaf.n_link_keywords = len(tokens)
     leaf_keywords = textlib.keyword_token_lists([leaf.text for leaf in leaves], lang, stem=stem)
+    top_keywords, margin, threshold = (
+        params.top_keywords,
+        params.position_margin,
+        params.position_threshold,
+    )
     for leaf, tokens in zip(leaves, leaf_keywords, strict=True):
+        segment = leaf.segment
         keywords = leaf.keywords = Counter(tokens)
         leaf.n_keywords = len(tokens)
-        leaf.title_counts = {term: keywords[term] for term in title_keywords if term in keywords}
+        title_counts = leaf.title_counts = (
+            {term: keywords[term] for term in title_keywords if term in keywords}
+            if tokens and title_keywords
+            else {}
+        )
         leaf.hlp = hyperlink_percentage(leaf.n_link_keywords, leaf.n_keywords)
-        leaf.ns = noise_score(leaf.segment.n_images, page_images)
-        leaf.relevancy = title_word_relevancy(keywords, title_keywords)
-        leaf.frequency = keyword_frequency_score(keywords, params.top_keywords)
-        if page_box is not None and leaf.segment.box is not None:
+        leaf.ns = noise_score(segment.n_images, page_images)
+        leaf.relevancy = title_word_relevancy(title_counts, title_keywords)
+        leaf.frequency = keyword_frequency_score(keywords, top_keywords)
+        if page_box is not None and segment.box is not None:
             leaf.position_ratio = box_position_ratio(
-                leaf.segment.box, (page_box[2], page_box[3]), params.position_margin
+                segment.box, (page_box[2], page_box[3]), margin
             )
         else:
-            leaf.position_ratio = interval_position_ratio(
-                leaf.start, leaf.end, total_chars, params.position_margin
-            )
-        leaf.position = position_feature(leaf.position_ratio, params.position_threshold)
+            leaf.position_ratio = interval_position_ratio(leaf.start, leaf.end, total_chars, margin)
+        leaf.position = position_feature(leaf.position_ratio, threshold)
         leaf.weight = chunk_weight(leaf.relevancy, leaf.frequency, leaf.position, params)
 
 

@@ -12,11 +12,10 @@ from w3lib.encoding import html_body_declared_encoding, html_to_unicode
 
 from websim_crawler.errors import PageError
 
-# Elements whose content is never visible text.
+# Elements whose content is never visible text (a noscript may be: see ``remove_invisible``).
 INVISIBLE_TAGS = (
     "script",
     "style",
-    "noscript",
     "template",
     "head",
     "iframe",
@@ -255,13 +254,15 @@ def remove_invisible(root: lxml.etree._Element, noscript_keep_chars: int = 0) ->
     """
     doomed = [
         element
-        for element in root.iter(*INVISIBLE_TAGS, "input")
+        for element in root.iter("noscript", "input")
         if element is not root
-        and (element.tag != "input" or (element.get("type") or "").lower() == "hidden")
-        and not (
-            noscript_keep_chars
-            and element.tag == "noscript"
-            and _text_size(element, noscript_keep_chars) >= noscript_keep_chars
+        and (
+            (element.get("type") or "").lower() == "hidden"
+            if element.tag == "input"
+            else not (
+                noscript_keep_chars
+                and _text_size(element, noscript_keep_chars) >= noscript_keep_chars
+            )
         )
     ]
     hidden = None
@@ -271,6 +272,8 @@ def remove_invisible(root: lxml.etree._Element, noscript_keep_chars: int = 0) ->
             if element is not hidden and element is not root:
                 doomed.append(element)
                 hidden = element
+    # The other invisible elements go in one pass of libxml2, their tails left in place.
+    lxml.etree.strip_elements(root, *INVISIBLE_TAGS, with_tail=False)
     for element in doomed:
         parent = element.getparent()
         if parent is not None:
