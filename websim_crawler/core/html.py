@@ -71,9 +71,15 @@ _REPLAY_TOOLBAR_RE = re.compile(
 _HIDING_ATTRIBUTES_XPATH = lxml.etree.XPath("//@hidden | //@aria-hidden")
 _BASE_HREF_XPATH = lxml.etree.XPath("//base/@href", smart_strings=False)
 _HREF_XPATH = lxml.etree.XPath("//a/@href | //area/@href", smart_strings=False)
+# The first match of each in document order: ``/descendant::x[1]`` (unlike ``//x``) lets libxml2
+# stop at the first one instead of collecting all of them.
 _TITLE_XPATHS = tuple(
     lxml.etree.XPath(expression, smart_strings=False)
-    for expression in ("//title", "//meta[@property='og:title']/@content", "//h1")
+    for expression in (
+        "/descendant::title[1]",
+        "/descendant::meta[@property='og:title'][@content][1]/@content",
+        "/descendant::h1[1]",
+    )
 )
 _LANGUAGE_META_XPATH = lxml.etree.XPath("//meta[@http-equiv and @content]")
 
