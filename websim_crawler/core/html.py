@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
@@ -65,12 +66,10 @@ _REPLAY_TOOLBAR_RE = re.compile(
     r"<!--\s*BEGIN WAYBACK TOOLBAR INSERT\s*-->.*?<!--\s*END WAYBACK TOOLBAR INSERT\s*-->",
     re.DOTALL,
 )
-# Compiled once; attribute values come back as plain strings (no parent references to build).
+# XPaths are compiled once (``smart_strings=False``: attribute values as plain strings).
 # The attributes that hide an element, in document order: libxml2 scans attributes faster than
 # it tests a predicate on every element.
 _HIDING_ATTRIBUTES_XPATH = lxml.etree.XPath("//@hidden | //@aria-hidden")
-_BASE_HREF_XPATH = lxml.etree.XPath("//base/@href", smart_strings=False)
-_HREF_XPATH = lxml.etree.XPath("//a/@href | //area/@href", smart_strings=False)
 # The first match of each in document order: ``/descendant::x[1]`` (unlike ``//x``) lets libxml2
 # stop at the first one instead of collecting all of them.
 _TITLE_XPATHS = tuple(
@@ -308,15 +307,34 @@ def _drop_keeping_tail(parent: lxml.etree._Element, element: lxml.etree._Element
     parent.remove(element)
 
 
+def _document_elements(root: lxml.etree._Element, *tags: str) -> Iterator[lxml.etree._Element]:
+    """Iterate the elements with these tags in the root's whole document, in document order
+    (one pass of libxml2, like ``//tag``; markup after ``</html>`` can sit beside the root)."""
+    for preceding in reversed(list(root.itersiblings(preceding=True))):
+        yield from preceding.iter(*tags)
+    yield from root.iter(*tags)
+    for following in root.itersiblings():
+        yield from following.iter(*tags)
+
+
 def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]:
     """Return the page's absolute http(s) link targets, in order, without fragments or repeats."""
     base = base_url or ""
-    base_href = _BASE_HREF_XPATH(root)
-    if base_href:
-        base = urljoin(base, str(base_href[0]).strip())
+    base_href = None
+    hrefs = []
+    for element in _document_elements(root, "a", "area", "base"):
+        href = element.get("href")
+        if href is None:
+            continue
+        if element.tag != "base":
+            hrefs.append(href)
+        elif base_href is None:
+            base_href = href
+    if base_href is not None:
+        base = urljoin(base, base_href.strip())
     seen: dict[str, None] = {}
-    for href in _HREF_XPATH(root):
-        raw = str(href).strip()
+    for href in hrefs:
+        raw = href.strip()
         if not raw or raw.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
             continue
         if raw.startswith(("http://", "https://")) and not _NEEDS_JOIN_RE.search(raw):
