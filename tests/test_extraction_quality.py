@@ -364,6 +364,34 @@ def test_lead_paragraph_in_the_header_joins_the_main_content() -> None:
     assert off.startswith("Solar panels")
 
 
+def test_lead_search_passes_a_photo_credit_but_stops_at_links() -> None:
+    lead = (
+        "<p>The town hall now produces most of its electricity: engineers fitted solar panels "
+        "across the roof after the council vote last spring.</p>"
+    )
+    # Link-poor, 10+ keywords, no sentence end: a photo credit, passed over.
+    credit = (
+        "<p>The building seen from the market square across the street "
+        "in the early morning light © Town Gazette photo desk</p>"
+    )
+    html = page(
+        f"<div id='page'><div class='head'><div>{RELATED_LINKS}</div><div>{RELATED_LINKS}</div>"
+        f"<div>{lead}</div>"
+        f"<div>{credit}</div></div>"
+        f"<div class='body'><div><div id='story'>{ARTICLE}{ARTICLE}</div></div></div></div>"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("The town hall now produces") and "Gazette" not in text
+    # A kept block with a third of its keywords in links (over 0.2) ends the search.
+    linked = html.replace(
+        credit,
+        credit.replace(
+            "© Town Gazette photo desk", "<a href='/p'>© Town Gazette photo desk archive</a>"
+        ),
+    )
+    assert analyse_page(linked).main_text.startswith("Solar panels")
+
+
 def test_edge_link_trim_drops_link_lines_at_the_edges_only() -> None:
     html = page(
         f"<div id='story'><p><a href='/t1'>Energy</a>, <a href='/t2'>Town hall</a></p>{ARTICLE}"

@@ -990,7 +990,10 @@ def _add_lead(
     tree: _Tree, best: int, kept: list[_Leaf], main_leaves: list[_Leaf], params: AnalysisParams
 ) -> list[_Leaf]:
     """Add the lead paragraph: the nearest kept leaf of running text before the main content
-    under the best main chunk's ancestor ``lead_levels`` up (a standfirst in the page header)."""
+    under the best main chunk's ancestor ``lead_levels`` up (a standfirst in the page header).
+
+    Link-poor leaves without running text (photo captions, credits) are passed over; a
+    link-dense one ends the search."""
     ancestor = best
     for _level in range(params.lead_levels):
         if tree.parents[ancestor] < 0:
@@ -1004,12 +1007,13 @@ def _add_lead(
             break
         if leaf.n_keywords < _LEAD_MIN_KEYWORDS:
             continue
-        lines = leaf.segment.lines
-        if leaf.hlp <= params.expansion_link_threshold and any(
-            prose_line(line) and line.text.endswith(_SENTENCE_ENDS) for line in lines
+        if leaf.hlp > params.expansion_link_threshold:
+            break  # link text (a tag list, a teaser) ends the page header
+        if any(
+            prose_line(line) and line.text.endswith(_SENTENCE_ENDS) for line in leaf.segment.lines
         ):
             return [leaf, *main_leaves]
-        break
+        # A link-poor block that is no running text (a photo caption or credit) is passed.
     return main_leaves
 
 
