@@ -111,6 +111,22 @@ def test_page_builder_block_name_is_no_furniture() -> None:
     assert "Solar panels" not in off.main_text
 
 
+def test_forum_thread_made_of_comments_keeps_its_posts() -> None:
+    posts = "".join(
+        f"<div class='comment'><p>{text}</p></div>"
+        for text in (
+            "Since the update my phone cannot reach the app store over mobile data at all.",
+            "Same here: the store loads over wireless but never over the mobile network.",
+            "Check the mobile data switch for the store in the settings, it was off for me.",
+        )
+    )
+    html = page(f"<div class='thread'>{posts}</div><footer><p>Forum rules and help</p></footer>")
+    text = analyse_page(html).main_text
+    assert "mobile data switch" in text and "Forum rules" not in text
+    off = analyse_page(html, params=AnalysisParams(markup_hint_min_rest=0.0))
+    assert {c.reason for c in off.chunks if "store" in c.text} == {"markup:comment"}
+
+
 def test_content_class_overrules_furniture_class() -> None:
     root = parse_html(
         "<div class='post tag-news comments-open'>x</div><div class='sharebar'>y</div>"

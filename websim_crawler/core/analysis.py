@@ -131,8 +131,8 @@ class AnalysisParams:
         0.1,
         "WEBSIM_MARKUP_HINT_MIN_REST",
         "addition: when the markup hints leave less than this share of the page's link-poor "
-        "text unhinted, the furniture word holding most of it names the page builder's blocks "
-        "(elementor-widget) and is ignored (comment hints hold; 0: off)",
+        "text unhinted, the furniture word holding most of it is ignored: the page builder's "
+        "name for its blocks (elementor-widget) or a forum thread's comments (0: off)",
         minimum=0.0,
         maximum=1.0,
     )
@@ -773,9 +773,10 @@ def _markup_hints(tree: _Tree, leaves: list[_Leaf], params: AnalysisParams) -> l
     Sizes count the page's link-poor text (chunks at or under the hyperlink threshold), which
     menus and link lists do not inflate. A hinted container holding ``markup_hint_max_share``
     or more of it is a page wrapper whose class happens to name furniture (``has-sidebar``), so
-    its hint is ignored; comment hints always hold. When the hints in force leave less than
-    ``markup_hint_min_rest`` of it unhinted, the word holding most of it is the page builder's
-    name for its blocks (``elementor-widget``), not furniture, and is ignored too.
+    its hint is ignored; comment hints always hold there. A page is never all furniture: when
+    the hints in force leave less than ``markup_hint_min_rest`` of it unhinted, the word holding
+    most of it is ignored too, the page builder's name for its blocks (``elementor-widget``) or
+    the comments of a forum thread, which are its content.
     """
     if not any(node.boilerplate_hint for node in tree.nodes):
         return None
@@ -790,9 +791,8 @@ def _markup_hints(tree: _Tree, leaves: list[_Leaf], params: AnalysisParams) -> l
         for leaf in leaves:
             if hints[leaf.index] and own_size[leaf.index]:
                 held[hints[leaf.index]] += own_size[leaf.index]
-        weak = [word for word in held if word not in STRONG_BOILERPLATE_WORDS]
-        if weak and size[0] - sum(held.values()) < params.markup_hint_min_rest * size[0]:
-            hints = _hints_in_force(tree, size, params, max(weak, key=held.__getitem__))
+        if held and size[0] - sum(held.values()) < params.markup_hint_min_rest * size[0]:
+            hints = _hints_in_force(tree, size, params, max(held, key=held.__getitem__))
     return hints
 
 
