@@ -298,15 +298,19 @@ PREREQUISITES: dict[str, dict[str, Any]] = {
 
 
 def ablation_configs() -> list[tuple[str, AnalysisParams]]:
-    """Return (label, params): paper only, paper + each addition, all but each, all (default)."""
+    """Return (label, params): paper only, paper + each addition, the default without each
+    addition (with each one that is off by default), the default."""
     configs = [("paper only", AnalysisParams(**PAPER_ONLY))]
     for label, change in ADDITIONS.items():
         needs = PREREQUISITES.get(label, {})
         configs.append((f"paper + {label}", AnalysisParams(**{**PAPER_ONLY, **needs, **change})))
     defaults = AnalysisParams()
     for label, change in ADDITIONS.items():
-        undo = {name: PAPER_ONLY[name] for name in change}
-        configs.append((f"default - {label}", dataclasses.replace(defaults, **undo)))
+        if all(getattr(defaults, name) == value for name, value in change.items()):
+            undo = {name: PAPER_ONLY[name] for name in change}
+            configs.append((f"default - {label}", dataclasses.replace(defaults, **undo)))
+        else:  # an addition off by default
+            configs.append((f"default + {label}", dataclasses.replace(defaults, **change)))
     configs.append(("default (all)", defaults))
     return configs
 

@@ -337,12 +337,12 @@ def test_content_named_story_inside_a_sidebar_named_wrapper_is_kept() -> None:
         "<div class='with-sidebar'><div class='column'><h2>Weather</h2></div>"
         f"<div id='main-story'>{ARTICLE}</div></div>{teasers}"
     )
-    text = analyse_page(html).main_text
+    content_names = AnalysisParams(content_name_overrule=True)
+    text = analyse_page(html, params=content_names).main_text
     assert text.startswith("Solar panels") and "next spring." in text
-    off = analyse_page(html, params=AnalysisParams(content_name_overrule=False)).main_text
-    assert "Solar panels" not in off
+    assert "Solar panels" not in analyse_page(html).main_text  # off by default
     # A 'post' teaser holding half of a related box or less stays furniture.
-    chunks = {chunk.text: chunk for chunk in analyse_page(html).chunks}
+    chunks = {chunk.text: chunk for chunk in analyse_page(html, params=content_names).chunks}
     assert chunks["Wind farm plans for the northern hills"].reason == "markup:related"
 
 

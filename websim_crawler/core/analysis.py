@@ -137,10 +137,11 @@ class AnalysisParams:
         maximum=1.0,
     )
     content_name_overrule: bool = setting(
-        True,
+        False,
         "WEBSIM_CONTENT_NAME_OVERRULE",
-        "addition: a container whose class/id is made only of content words (main-story, "
-        "article-body) is no furniture even inside a furniture-named one (comment hints hold)",
+        "addition, off by default: a container whose class/id is made only of content words "
+        "(main-story, article-body) is no furniture even inside a furniture-named one (comment "
+        "hints hold)",
     )
     lead_levels: int = setting(
         6,
