@@ -260,6 +260,7 @@ PAPER_ONLY: dict[str, Any] = {
     "lead_levels": 0,
     "tail_leaf_share": 0.0,
     "markup_hints": False,
+    "markup_hint_min_rest": 0.0,
     "content_name_overrule": False,
     "title_line_filter": False,
     "furniture_line_filter": False,
@@ -279,6 +280,7 @@ ADDITIONS: dict[str, dict[str, Any]] = {
     "tail cut": {"tail_leaf_share": AnalysisParams().tail_leaf_share},
     "markup hints": {"markup_hints": True},
     "content names": {"content_name_overrule": True},
+    "builder names": {"markup_hint_min_rest": AnalysisParams().markup_hint_min_rest},
     "title line": {"title_line_filter": True},
     "furniture lines": {"furniture_line_filter": True},
     "captions": {"caption_filter": True},
@@ -289,19 +291,26 @@ ADDITIONS: dict[str, dict[str, Any]] = {
 }
 
 # Additions that act on another one's output: their "paper +" row switches that one on too.
-PREREQUISITES: dict[str, dict[str, Any]] = {"content names": {"markup_hints": True}}
+PREREQUISITES: dict[str, dict[str, Any]] = {
+    "content names": {"markup_hints": True},
+    "builder names": {"markup_hints": True},
+}
 
 
 def ablation_configs() -> list[tuple[str, AnalysisParams]]:
-    """Return (label, params): paper only, paper + each addition, all but each, all (default)."""
+    """Return (label, params): paper only, paper + each addition, the default without each
+    addition (with each one that is off by default), the default."""
     configs = [("paper only", AnalysisParams(**PAPER_ONLY))]
     for label, change in ADDITIONS.items():
         needs = PREREQUISITES.get(label, {})
         configs.append((f"paper + {label}", AnalysisParams(**{**PAPER_ONLY, **needs, **change})))
     defaults = AnalysisParams()
     for label, change in ADDITIONS.items():
-        undo = {name: PAPER_ONLY[name] for name in change}
-        configs.append((f"default - {label}", dataclasses.replace(defaults, **undo)))
+        if all(getattr(defaults, name) == value for name, value in change.items()):
+            undo = {name: PAPER_ONLY[name] for name in change}
+            configs.append((f"default - {label}", dataclasses.replace(defaults, **undo)))
+        else:  # an addition off by default
+            configs.append((f"default + {label}", dataclasses.replace(defaults, **change)))
     configs.append(("default (all)", defaults))
     return configs
 
@@ -310,8 +319,8 @@ def ablation_configs() -> list[tuple[str, AnalysisParams]]:
 
 
 def print_table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    """Print a Markdown table."""
-    cells = [[f"{v:.3f}" if isinstance(v, float) else str(v) for v in row] for row in rows]
+    """Print a Markdown table (floats to 4 decimals, so close calls show)."""
+    cells = [[f"{v:.4f}" if isinstance(v, float) else str(v) for v in row] for row in rows]
     widths = [max(len(str(h)), *(len(r[i]) for r in cells)) for i, h in enumerate(header)]
     print("| " + " | ".join(str(h).ljust(w) for h, w in zip(header, widths, strict=True)) + " |")
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
@@ -381,8 +390,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_pages = sum(len(loaded[s]) for s in sets)
         cpu = sum(results[(s, name)][1].cpu_seconds for s in sets)
         wall = sum(results[(s, name)][1].wall_seconds for s in sets)
-        row.append(n_pages / cpu if cpu else float("inf"))
-        row.append(n_pages / wall if wall else float("inf"))
+        row.append(f"{n_pages / cpu:.1f}" if cpu else "inf")
+        row.append(f"{n_pages / wall:.1f}" if wall else "inf")
         rows.append(row)
     header = ["extractor"]
     for set_name in sets:

@@ -55,16 +55,76 @@ def test_comment_section_is_noise_by_its_class() -> None:
 
 
 def test_wrapper_named_like_furniture_keeps_its_content() -> None:
-    # The article sits in a "has-sidebar" wrapper holding ~97% of the page's text (> 30%).
+    # The article sits in a "has-sidebar" wrapper holding ~97% of the page's link-poor text
+    # (>= 50%).
     html = page(
         f"<div class='layout has-sidebar'><div>{ARTICLE}</div></div><div>Call the town hall.</div>"
     )
     analysis = analyse_page(html)
     assert "Solar panels on the town hall roof" in analysis.main_text
     # With a share limit of 1 the wrapper's hint holds, so the article is lost as furniture.
-    strict = analyse_page(html, params=AnalysisParams(markup_hint_max_share=1.0))
+    strict = analyse_page(
+        html, params=AnalysisParams(markup_hint_max_share=1.0, markup_hint_min_rest=0.0)
+    )
     assert "Solar panels" not in strict.main_text
     assert {c.reason for c in strict.chunks if "Solar" in c.text} == {"markup:sidebar"}
+
+
+def test_wrapper_share_counts_link_poor_text_only() -> None:
+    # 40 menu links (~2,000 characters) dwarf the article (~330) in all text, but they are
+    # link text: the "sharing" container holds 330 / (330 + 19) of the link-poor text.
+    menu = "".join(
+        f"<li><a href='/s{n}'>Section number {n} of the town news</a></li>" for n in range(40)
+    )
+    html = page(
+        f"<nav><ul>{menu}</ul></nav><div class='post-sharing-area'>{ARTICLE}</div>"
+        "<div>Call the town hall.</div>"
+    )
+    no_rest = AnalysisParams(markup_hint_min_rest=0.0)
+    assert "Solar panels on the town hall roof" in analyse_page(html, params=no_rest).main_text
+    # Above its share (0.95) the container's hint holds and the article is furniture.
+    strict = analyse_page(html, params=dataclasses.replace(no_rest, markup_hint_max_share=0.99))
+    assert {c.reason for c in strict.chunks if "Solar" in c.text} == {"markup:sharing"}
+
+
+def test_page_builder_block_name_is_no_furniture() -> None:
+    # Every block of the page is an "elementor-widget-container" holding under half of the
+    # link-poor text; the hints would leave nothing unhinted, so "widget" names the builder's
+    # blocks and is ignored. The footer's and the comments' hints still hold.
+    third = "<p>The town will publish the measurements every month on its notice board.</p>"
+    blocks = "".join(
+        f"<div class='elementor-widget-container'>{part}</div>"
+        for part in (*ARTICLE.split("</p>")[:2], third)
+        if part
+    )
+    html = page(
+        f"<div>{blocks}</div><div class='comments'><p>Well done to the council!</p></div>"
+        "<footer><p>Town Gazette, Market Square 1, Springfield.</p></footer>"
+    )
+    analysis = analyse_page(html)
+    assert "Solar panels on the town hall roof" in analysis.main_text
+    assert "notice board" in analysis.main_text
+    assert "Well done" not in analysis.main_text and "Market Square" not in analysis.main_text
+    assert {c.reason for c in analysis.chunks if "Market" in c.text} == {"markup:footer"}
+    off = analyse_page(html, params=AnalysisParams(markup_hint_min_rest=0.0))
+    assert {c.reason for c in off.chunks if "Solar" in c.text} == {"markup:widget"}
+    assert "Solar panels" not in off.main_text
+
+
+def test_forum_thread_made_of_comments_keeps_its_posts() -> None:
+    posts = "".join(
+        f"<div class='comment'><p>{text}</p></div>"
+        for text in (
+            "Since the update my phone cannot reach the app store over mobile data at all.",
+            "Same here: the store loads over wireless but never over the mobile network.",
+            "Check the mobile data switch for the store in the settings, it was off for me.",
+        )
+    )
+    html = page(f"<div class='thread'>{posts}</div><footer><p>Forum rules and help</p></footer>")
+    text = analyse_page(html).main_text
+    assert "mobile data switch" in text and "Forum rules" not in text
+    off = analyse_page(html, params=AnalysisParams(markup_hint_min_rest=0.0))
+    assert {c.reason for c in off.chunks if "store" in c.text} == {"markup:comment"}
 
 
 def test_content_class_overrules_furniture_class() -> None:
@@ -261,20 +321,28 @@ def test_furniture_named_wrapper_of_the_article_keeps_the_article() -> None:
 
 def test_content_named_story_inside_a_sidebar_named_wrapper_is_kept() -> None:
     menu = " ".join(f"<a href='/m{n}'>Weather and traffic section {n}</a>" for n in range(40))
+    more = "".join(
+        f"<div class='teaser'><p>Council approves the road works budget for district {n}</p></div>"
+        for n in range(5)
+    )
     teasers = (
         "<div class='related'><div class='post'><p>Wind farm plans for the northern hills</p>"
-        "</div><div class='teaser'><p>Council approves the road works budget today</p></div></div>"
+        f"</div>{more}</div>"
     )
+    # The wrapper holds under half of the page's link-poor text (the related box holds more),
+    # and the page's header text stays unhinted.
     html = page(
-        f"<div>{menu}</div><div class='with-sidebar'><div class='column'><h2>Weather</h2></div>"
+        "<div><p>The Town Gazette: news of the town, its council, schools, clubs and people, "
+        f"printed every Friday since 1921</p></div><div>{menu}</div>"
+        "<div class='with-sidebar'><div class='column'><h2>Weather</h2></div>"
         f"<div id='main-story'>{ARTICLE}</div></div>{teasers}"
     )
-    text = analyse_page(html).main_text
+    content_names = AnalysisParams(content_name_overrule=True)
+    text = analyse_page(html, params=content_names).main_text
     assert text.startswith("Solar panels") and "next spring." in text
-    off = analyse_page(html, params=AnalysisParams(content_name_overrule=False)).main_text
-    assert "Solar panels" not in off
+    assert "Solar panels" not in analyse_page(html).main_text  # off by default
     # A 'post' teaser holding half of a related box or less stays furniture.
-    chunks = {chunk.text: chunk for chunk in analyse_page(html).chunks}
+    chunks = {chunk.text: chunk for chunk in analyse_page(html, params=content_names).chunks}
     assert chunks["Wind farm plans for the northern hills"].reason == "markup:related"
 
 
@@ -310,6 +378,34 @@ def test_lead_paragraph_in_the_header_joins_the_main_content() -> None:
     assert text.startswith("The town hall now produces") and text.endswith("next spring.")
     off = analyse_page(html, params=AnalysisParams(lead_levels=0)).main_text
     assert off.startswith("Solar panels")
+
+
+def test_lead_search_passes_a_photo_credit_but_stops_at_links() -> None:
+    lead = (
+        "<p>The town hall now produces most of its electricity: engineers fitted solar panels "
+        "across the roof after the council vote last spring.</p>"
+    )
+    # Link-poor, 10+ keywords, no sentence end: a photo credit, passed over.
+    credit = (
+        "<p>The building seen from the market square across the street "
+        "in the early morning light © Town Gazette photo desk</p>"
+    )
+    html = page(
+        f"<div id='page'><div class='head'><div>{RELATED_LINKS}</div><div>{RELATED_LINKS}</div>"
+        f"<div>{lead}</div>"
+        f"<div>{credit}</div></div>"
+        f"<div class='body'><div><div id='story'>{ARTICLE}{ARTICLE}</div></div></div></div>"
+    )
+    text = analyse_page(html).main_text
+    assert text.startswith("The town hall now produces") and "Gazette" not in text
+    # A kept block with a third of its keywords in links (over 0.2) ends the search.
+    linked = html.replace(
+        credit,
+        credit.replace(
+            "© Town Gazette photo desk", "<a href='/p'>© Town Gazette photo desk archive</a>"
+        ),
+    )
+    assert analyse_page(linked).main_text.startswith("Solar panels")
 
 
 def test_edge_link_trim_drops_link_lines_at_the_edges_only() -> None:

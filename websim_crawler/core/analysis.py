@@ -123,18 +123,28 @@ class AnalysisParams:
         "(comments, share, related, sidebar...) are noise",
     )
     markup_hint_max_share: float = setting(
-        0.3,
+        0.5,
         "WEBSIM_MARKUP_HINT_MAX_SHARE",
-        "a furniture-named container holding this share of the page's text or more is a page "
-        "wrapper and its hint is ignored (comment hints always hold)",
+        "a furniture-named container holding this share of the page's link-poor text or more "
+        "is a page wrapper and its hint is ignored (comment hints always hold)",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    markup_hint_min_rest: float = setting(
+        0.1,
+        "WEBSIM_MARKUP_HINT_MIN_REST",
+        "addition: when the markup hints leave less than this share of the page's link-poor "
+        "text unhinted, the furniture word holding most of it is ignored: the page builder's "
+        "name for its blocks (elementor-widget) or a forum thread's comments (0: off)",
         minimum=0.0,
         maximum=1.0,
     )
     content_name_overrule: bool = setting(
-        True,
+        False,
         "WEBSIM_CONTENT_NAME_OVERRULE",
-        "addition: a container whose class/id is made only of content words (main-story, "
-        "article-body) is no furniture even inside a furniture-named one (comment hints hold)",
+        "addition, off by default: a container whose class/id is made only of content words "
+        "(main-story, article-body) is no furniture even inside a furniture-named one (comment "
+        "hints hold)",
     )
     lead_levels: int = setting(
         6,
@@ -685,11 +695,7 @@ def _analyse_page(
     )
     _leaf_features(leaves, title, lang, page_box, params)
     if params.noise_filter:
-        hints = (
-            _markup_hints(tree, leaves, params.markup_hint_max_share, params.content_name_overrule)
-            if params.markup_hints
-            else None
-        )
+        hints = _markup_hints(tree, leaves, params) if params.markup_hints else None
         _remove_noise(leaves, params, hints)
     if params.duplicate_filter:
         _remove_duplicates(leaves, params.duplicate_threshold)
@@ -809,23 +815,42 @@ def _language_sample(leaves: list[_Leaf]) -> str:
 _CONTENT_NAME_SHARE = 0.5
 
 
-def _markup_hints(
-    tree: _Tree, leaves: list[_Leaf], max_share: float, content_names: bool
-) -> list[str] | None:
+def _markup_hints(tree: _Tree, leaves: list[_Leaf], params: AnalysisParams) -> list[str] | None:
     """Return the furniture hint in force for each node (an ancestor's or its own).
 
-    A hinted container holding ``max_share`` or more of the page's text is a page wrapper
-    whose class happens to name furniture (``has-sidebar``), so its hint is ignored; comment
-    hints always hold.
+    Sizes count the page's link-poor text (chunks at or under the hyperlink threshold), which
+    menus and link lists do not inflate. A hinted container holding ``markup_hint_max_share``
+    or more of it is a page wrapper whose class happens to name furniture (``has-sidebar``), so
+    its hint is ignored; comment hints always hold there. A page is never all furniture: when
+    the hints in force leave less than ``markup_hint_min_rest`` of it unhinted, the word holding
+    most of it is ignored too, the page builder's name for its blocks (``elementor-widget``) or
+    the comments of a forum thread, which are its content.
     """
-    nodes, parents = tree.nodes, tree.parents
-    if not any(node.boilerplate_hint for node in nodes):
+    if not any(node.boilerplate_hint for node in tree.nodes):
         return None
-    own_size = [0] * len(nodes)
+    own_size = [0] * len(tree.nodes)
     for leaf in leaves:
-        own_size[leaf.index] = len(leaf.text)
+        if leaf.hlp <= params.hyperlink_threshold:
+            own_size[leaf.index] = len(leaf.text)
     size = tree.totals(own_size)
-    limit = max_share * max(1.0, size[0])
+    hints = _hints_in_force(tree, size, params, "")
+    if params.markup_hint_min_rest:
+        held: Counter[str] = Counter()
+        for leaf in leaves:
+            if hints[leaf.index] and own_size[leaf.index]:
+                held[hints[leaf.index]] += own_size[leaf.index]
+        if held and size[0] - sum(held.values()) < params.markup_hint_min_rest * size[0]:
+            hints = _hints_in_force(tree, size, params, max(held, key=held.__getitem__))
+    return hints
+
+
+def _hints_in_force(
+    tree: _Tree, size: list[float], params: AnalysisParams, ignored: str
+) -> list[str]:
+    """Spread each furniture hint from its container over its subtree (see ``_markup_hints``)."""
+    nodes, parents = tree.nodes, tree.parents
+    limit = params.markup_hint_max_share * max(1.0, size[0])
+    content_names = params.content_name_overrule
     hints = [""] * len(nodes)
     source = [0] * len(nodes)  # the node whose hint is in force
     for index, node in enumerate(nodes):
@@ -841,7 +866,7 @@ def _markup_hints(
                 hints[index], source[index] = inherited, hinted
             continue
         own = node.boilerplate_hint
-        if own and (own in STRONG_BOILERPLATE_WORDS or size[index] < limit):
+        if own and own != ignored and (own in STRONG_BOILERPLATE_WORDS or size[index] < limit):
             hints[index], source[index] = own, index
     return hints
 
@@ -1031,7 +1056,10 @@ def _add_lead(
     tree: _Tree, best: int, kept: list[_Leaf], main_leaves: list[_Leaf], params: AnalysisParams
 ) -> list[_Leaf]:
     """Add the lead paragraph: the nearest kept leaf of running text before the main content
-    under the best main chunk's ancestor ``lead_levels`` up (a standfirst in the page header)."""
+    under the best main chunk's ancestor ``lead_levels`` up (a standfirst in the page header).
+
+    Link-poor leaves without running text (photo captions, credits) are passed over; a
+    link-dense one ends the search."""
     ancestor = best
     for _level in range(params.lead_levels):
         if tree.parents[ancestor] < 0:
@@ -1045,12 +1073,13 @@ def _add_lead(
             break
         if leaf.n_keywords < _LEAD_MIN_KEYWORDS:
             continue
-        lines = leaf.segment.lines
-        if leaf.hlp <= params.expansion_link_threshold and any(
-            prose_line(line) and line.text.endswith(_SENTENCE_ENDS) for line in lines
+        if leaf.hlp > params.expansion_link_threshold:
+            break  # link text (a tag list, a teaser) ends the page header
+        if any(
+            prose_line(line) and line.text.endswith(_SENTENCE_ENDS) for line in leaf.segment.lines
         ):
             return [leaf, *main_leaves]
-        break
+        # A link-poor block that is no running text (a photo caption or credit) is passed.
     return main_leaves
 
 
