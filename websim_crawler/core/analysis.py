@@ -1120,44 +1120,38 @@ def _chunk_records(tree: _Tree, leaves: list[_Leaf], main: set[int]) -> tuple[Ch
     records: list[Chunk] = []
     for order, node in enumerate(tree.nodes):
         leaf = by_index[order]
-        if leaf is not None:
-            fields = {
-                "chunk_id": node.chunk_id,
-                "parent_id": node.parent_id,
-                "rule": node.rule,
-                "tag": node.tag,
-                "depth": node.depth,
-                "order": order,
-                "text": leaf.text,
-                "n_keywords": leaf.n_keywords,
-                "n_link_keywords": leaf.n_link_keywords,
-                "n_images": node.n_images,
-                "hyperlink_percentage": _rounded(leaf.hlp),
-                "noise_score": _rounded(leaf.ns),
-                "title_keywords": leaf.title_counts,
-                "title_word_relevancy": _rounded(leaf.relevancy),
-                "keyword_frequency": _rounded(leaf.frequency),
-                "position_ratio": _rounded(leaf.position_ratio),
-                "position_feature": leaf.position,
-                "weight": _rounded(leaf.weight),
-                "fate": leaf.fate,
-                "reason": leaf.reason,
-                "is_main": order in main,
-            }
-        elif node.children:
-            fields = {
-                "chunk_id": node.chunk_id,
-                "parent_id": node.parent_id,
-                "rule": node.rule,
-                "tag": node.tag,
-                "depth": node.depth,
-                "order": order,
-                **_CONTAINER_FIELDS,
-                "title_keywords": {},
-                "weight": _rounded(weightage[order]),
-            }
-        else:
+        if leaf is None and not node.children:
             continue
+        fields: dict[str, Any] = {
+            "chunk_id": node.chunk_id,
+            "parent_id": node.parent_id,
+            "rule": node.rule,
+            "tag": node.tag,
+            "depth": node.depth,
+            "order": order,
+        }
+        if leaf is not None:
+            fields.update(
+                text=leaf.text,
+                n_keywords=leaf.n_keywords,
+                n_link_keywords=leaf.n_link_keywords,
+                n_images=node.n_images,
+                hyperlink_percentage=_rounded(leaf.hlp),
+                noise_score=_rounded(leaf.ns),
+                title_keywords=leaf.title_counts,
+                title_word_relevancy=_rounded(leaf.relevancy),
+                keyword_frequency=_rounded(leaf.frequency),
+                position_ratio=_rounded(leaf.position_ratio),
+                position_feature=leaf.position,
+                weight=_rounded(leaf.weight),
+                fate=leaf.fate,
+                reason=leaf.reason,
+                is_main=order in main,
+            )
+        else:
+            fields.update(_CONTAINER_FIELDS)
+            fields["title_keywords"] = {}
+            fields["weight"] = _rounded(weightage[order])
         chunk: Chunk = _new_object(Chunk)
         chunk.__dict__.update(fields)
         records.append(chunk)
