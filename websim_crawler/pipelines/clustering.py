@@ -15,7 +15,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.clustering import (
     ClusteringParams,
     ClusteringResult,
@@ -45,7 +45,7 @@ class ClusteringPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusteringPipeline:
         """Build the pipeline; ``NotConfigured`` unless ``WEBSIM_CLUSTERS_OUTPUT`` is set."""
-        params = WebsimConfig.from_settings(crawler.settings).clustering
+        params = websim_config(crawler).clustering
         if not params.output:
             raise NotConfigured("WEBSIM_CLUSTERS_OUTPUT is not set")
         logger.info(

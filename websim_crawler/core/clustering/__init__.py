@@ -10,13 +10,13 @@ from websim_crawler.core.clustering.fcm import (
     xie_beni,
 )
 from websim_crawler.core.clustering.job import (
-    ClusteringParams,
     ClusteringResult,
     Document,
     DocumentCollector,
     InputReport,
     cluster_documents,
 )
+from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce
 from websim_crawler.core.clustering.report import build_report, render_html
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
