@@ -12,7 +12,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from websim_crawler.core.clustering.job import ClusteringParams
+from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import AnalysisParams

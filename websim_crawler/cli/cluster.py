@@ -20,9 +20,7 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.clustering.auto import VALIDITY_INDICES
-from websim_crawler.core.clustering.fcm import METRICS
-from websim_crawler.core.clustering.job import AUTO, ENGINES, KINDS
+from websim_crawler.core.clustering.params import AUTO, ENGINES, KINDS, METRICS, VALIDITY_INDICES
 from websim_crawler.core.io import ReadReport, atomic_write_json, atomic_write_text, iter_jsonl
 from websim_crawler.core.page import AnalysisParams, analyse_page, new_template_memory
 from websim_crawler.errors import ConfigError, PageError

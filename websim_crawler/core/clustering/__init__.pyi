@@ -8,13 +8,13 @@ from .fcm import (
     xie_beni,
 )
 from .job import (
-    ClusteringParams,
     ClusteringResult,
     Document,
     DocumentCollector,
     InputReport,
     cluster_documents,
 )
+from .params import ClusteringParams
 from .reduce import lsa_reduce
 from .report import build_report, render_html
 from .vectorize import TfidfMatrix, tfidf_vectors
