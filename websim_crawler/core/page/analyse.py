@@ -40,7 +40,6 @@ from websim_crawler.core.page.filters import (
     remove_duplicates,
     remove_noise,
     remove_template,
-    site_of,
 )
 from websim_crawler.core.page.lines import main_content
 from websim_crawler.core.page.main import choose_main_chunks
@@ -54,6 +53,7 @@ from websim_crawler.core.page.records import (
 )
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page
 from websim_crawler.core.page.site_memory import SiteTemplateMemory
+from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
 
 
@@ -128,7 +128,7 @@ def _analyse_page(
     if params.duplicate_filter:
         remove_duplicates(leaves, params.duplicate_threshold)
     if params.template_filter and site_memory is not None:
-        remove_template(leaves, site_of(url), site_memory)
+        remove_template(leaves, host_port_of(url), site_memory)
 
     main_ids, main_leaves = choose_main_chunks(tree, leaves, params)
     main_text, keywords = main_content(main_leaves, title, lang, params)

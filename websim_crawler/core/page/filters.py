@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
-from urllib.parse import urlsplit
 
 import numpy as np
 from numpy.typing import NDArray
@@ -202,15 +201,6 @@ def remove_duplicates(leaves: list[LeafChunk], threshold: float) -> None:
         if kept_index is not None:
             distinct[j].fate = DUPLICATE
             distinct[j].reason = f"cosine:{distinct[kept_index].segment.chunk_id}"
-
-
-def site_of(url: str | None) -> str:
-    if not url:
-        return ""
-    try:
-        return (urlsplit(url).hostname or "").removeprefix("www.")
-    except ValueError:
-        return ""
 
 
 def remove_template(leaves: list[LeafChunk], site: str, memory: SiteTemplateMemory) -> None:
