@@ -27,7 +27,7 @@ from websim_crawler.core.io import iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.distributed.addon import RedisAddon
 from websim_crawler.distributed.local import LocalRedis
-from websim_crawler.distributed.params import DistributedParams, RedisKeys, redacted_url
+from websim_crawler.distributed.params import DistributedParams, redacted_url
 from websim_crawler.distributed.seeds import parse_seed
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders.deepweb import DeepWebSpider
@@ -49,7 +49,12 @@ def test_params_validate_url_and_prefix() -> None:
     with pytest.raises(ConfigError, match=r"WEBSIM_REDIS_MAX_IDLE must be >= 0\.1"):
         WebsimConfig.from_settings({"WEBSIM_REDIS_MAX_IDLE": "0"})
     keys = DistributedParams(key_prefix="job7").keys("site")
-    assert keys == RedisKeys("job7:site:requests", "job7:site:dupefilter", "job7:site:seeds")
+    assert (keys.requests, keys.dupefilter, keys.seeds) == (
+        "job7:site:requests",
+        "job7:site:dupefilter",
+        "job7:site:seeds",
+    )
+    assert keys.in_flight("w1") == "job7:site:inflight:w1" and keys.dead_letter == "job7:site:dead"
 
 
 def test_redacted_url_hides_only_the_password() -> None:

@@ -25,6 +25,8 @@ SCHEDULER = "websim_crawler.distributed.scheduler.WorkerScheduler"
 DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"
 QUEUE = "scrapy_redis.queue.PriorityQueue"
 SEEDS_EXTENSION = "websim_crawler.distributed.seeds.RedisSeeds"
+CLOSE_SPIDER = "scrapy.extensions.closespider.CloseSpider"
+GLOBAL_CLOSE_SPIDER = "websim_crawler.distributed.limits.GlobalCloseSpider"
 
 
 class RedisAddon:
@@ -56,6 +58,9 @@ class RedisAddon:
         for name, value in values.items():
             settings.set(name, value, priority="addon")
         settings["EXTENSIONS"][SEEDS_EXTENSION] = 0
+        if params.global_limits:  # CLOSESPIDER_PAGECOUNT over all workers, counted in Redis
+            settings["EXTENSIONS"][CLOSE_SPIDER] = None
+            settings["EXTENSIONS"][GLOBAL_CLOSE_SPIDER] = 0
         if settings.get("JOBDIR"):
             logger.warning("JOBDIR is ignored by distributed workers: the frontier is in Redis")
         if settings.get("WEBSIM_CLUSTERS_OUTPUT"):
