@@ -7,8 +7,14 @@ done with it (items exported, follow-up requests queued). Its heartbeat key
 Every worker looks, at each heartbeat, for registered workers whose heartbeat has expired, and
 puts their in-flight requests back on the queue in one Lua script that also deletes the dead
 worker's hash, so the requeue happens once however many workers look. A request that was in
-flight on ``WEBSIM_REDIS_MAX_ATTEMPTS`` dead workers (a page that kills its worker) goes to the
-dead-letter list ``PREFIX:SPIDER:dead`` instead.
+flight on ``WEBSIM_REDIS_MAX_ATTEMPTS`` dead workers while its response was being handled (a page
+that kills its worker: a parser crash, memory exhausted by its analysis) goes to the dead-letter
+list ``PREFIX:SPIDER:dead`` instead. Only requests whose response had arrived count an attempt:
+the requests a dying worker was still downloading are innocent bystanders and are requeued as
+they are (a page that kills its worker while downloading is bounded by ``DOWNLOAD_MAXSIZE``).
+A request with an attempt is a suspect: it goes to ``PREFIX:SPIDER:suspects``, and a worker holds
+at most one suspect at a time, so a poison page and the pages that happened to be handled beside
+it are not taken together again (the innocent ones finish, and their attempts are forgotten).
 
 The scripts build per-worker key names inside Lua, so this works on one Redis server (or a
 replicated one), not on Redis Cluster.
@@ -27,13 +33,20 @@ from websim_crawler.distributed.params import RedisKeys
 
 logger = logging.getLogger(__name__)
 
-# KEYS: queue, in-flight hash, lease counter. Returns {lease id, data} or nil.
+# KEYS: queue, in-flight hash, lease counter, suspects queue. Returns {lease id, data} or nil.
+# A worker holds at most one suspect (field 's' of its in-flight hash names its lease).
 _TAKE = """
-local popped = redis.call('ZPOPMIN', KEYS[1])
+local popped, suspect = {}, false
+if redis.call('HEXISTS', KEYS[2], 's') == 0 then
+  popped = redis.call('ZPOPMIN', KEYS[4])
+  suspect = #popped > 0
+end
+if #popped == 0 then popped = redis.call('ZPOPMIN', KEYS[1]) end
 if #popped == 0 then return false end
-local lease = redis.call('INCR', KEYS[3])
+local lease = tostring(redis.call('INCR', KEYS[3]))
 redis.call('HSET', KEYS[2], lease, popped[2] .. '\\n' .. popped[1])
-return {tostring(lease), popped[1]}
+if suspect then redis.call('HSET', KEYS[2], 's', lease) end
+return {lease, popped[1]}
 """
 
 # KEYS: in-flight hash, attempts hash. ARGV: lease id. Returns 1 if the lease was held.
@@ -42,13 +55,22 @@ local entry = redis.call('HGET', KEYS[1], ARGV[1])
 if not entry then return 0 end
 local cut = string.find(entry, '\\n', 1, true)
 redis.call('HDEL', KEYS[2], redis.sha1hex(string.sub(entry, cut + 1)))
-redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('HDEL', KEYS[1], ARGV[1], 'h' .. ARGV[1])
+if redis.call('HGET', KEYS[1], 's') == ARGV[1] then redis.call('HDEL', KEYS[1], 's') end
 return 1
 """
 
-# KEYS: workers set, queue, dead-letter list, attempts hash.
-# ARGV: key base (PREFIX:SPIDER), max attempts, 1 to requeue this worker ARGV[4] itself
-# (a clean close) without counting an attempt, else 0.
+# KEYS: in-flight hash. ARGV: lease id. Marks the request's response as being handled.
+_HANDLING = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'h' .. ARGV[1], '1')
+end
+"""
+
+# KEYS: workers set, queue, dead-letter list, attempts hash, suspects queue.
+# ARGV: key base (PREFIX:SPIDER), max attempts, 1 to give back this worker ARGV[4]'s own
+# requests (a clean close: no attempt counted), else 0 (requeue the dead workers' requests).
+# A request with an attempt goes to the suspects queue (taken one per worker), else the queue.
 # Returns {workers reaped, requests requeued, dead-lettered data...}.
 _REQUEUE = """
 local base, max_attempts, own, me = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
@@ -56,21 +78,29 @@ local reaped, requeued, dead = 0, 0, {}
 local function requeue(worker, count_attempt)
   local in_flight = base .. ':inflight:' .. worker
   local entries = redis.call('HGETALL', in_flight)
+  local handling = {}
   for i = 1, #entries, 2 do
-    local entry = entries[i + 1]
-    local cut = string.find(entry, '\\n', 1, true)
-    local score, data = string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1)
-    local attempts = 0
-    if count_attempt then
-      attempts = redis.call('HINCRBY', KEYS[4], redis.sha1hex(data), 1)
-    end
-    if attempts >= max_attempts then
-      redis.call('HDEL', KEYS[4], redis.sha1hex(data))
-      redis.call('RPUSH', KEYS[3], data)
-      dead[#dead + 1] = data
-    else
-      redis.call('ZADD', KEYS[2], score, data)
-      requeued = requeued + 1
+    if string.sub(entries[i], 1, 1) == 'h' then handling[string.sub(entries[i], 2)] = true end
+  end
+  for i = 1, #entries, 2 do
+    local field = entries[i]
+    if field ~= 's' and string.sub(field, 1, 1) ~= 'h' then
+      local entry = entries[i + 1]
+      local cut = string.find(entry, '\\n', 1, true)
+      local score, data = string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1)
+      local id = redis.sha1hex(data)
+      local attempts = tonumber(redis.call('HGET', KEYS[4], id) or '0')
+      if count_attempt and handling[field] then
+        attempts = redis.call('HINCRBY', KEYS[4], id, 1)
+      end
+      if attempts >= max_attempts then
+        redis.call('HDEL', KEYS[4], id)
+        redis.call('RPUSH', KEYS[3], data)
+        dead[#dead + 1] = data
+      else
+        redis.call('ZADD', attempts > 0 and KEYS[5] or KEYS[2], score, data)
+        requeued = requeued + 1
+      end
     end
   end
   redis.call('DEL', in_flight)
@@ -86,6 +116,7 @@ else
       reaped = reaped + 1
     end
   end
+  if requeued > 0 then redis.call('INCRBY', base .. ':requeued', requeued) end
 end
 local result = {reaped, requeued}
 for _, data in ipairs(dead) do result[#result + 1] = data end
@@ -115,6 +146,7 @@ class RedisLeases:
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self._take = server.register_script(_TAKE)
         self._release = server.register_script(_RELEASE)
+        self._handling = server.register_script(_HANDLING)
         self._requeue = server.register_script(_REQUEUE)
 
     def beat(self) -> None:
@@ -126,7 +158,12 @@ class RedisLeases:
 
     def take(self) -> tuple[str, bytes] | None:
         """Move the queue's first request into this worker's in-flight hash; return it."""
-        keys = [self.keys.requests, self.keys.in_flight(self.worker), self.keys.lease_counter]
+        keys = [
+            self.keys.requests,
+            self.keys.in_flight(self.worker),
+            self.keys.lease_counter,
+            self.keys.suspects,
+        ]
         taken = self._take(keys=keys)
         if not taken:
             return None
@@ -138,9 +175,13 @@ class RedisLeases:
         keys = [self.keys.in_flight(self.worker), self.keys.attempts]
         return bool(self._release(keys=keys, args=[lease]))
 
-    def in_flight(self) -> int:
-        """Return how many requests this worker holds."""
-        return int(self.server.hlen(self.keys.in_flight(self.worker)))
+    def mark_handling(self, lease: str) -> None:
+        """Note that the response of a leased request arrived and is being handled."""
+        self._handling(keys=[self.keys.in_flight(self.worker)], args=[lease])
+
+    def suspects_waiting(self) -> int:
+        """Return how many requeued suspects (requests once handled by a dying worker) wait."""
+        return int(self.server.zcard(self.keys.suspects))
 
     def requeue_dead(self) -> Requeued:
         """Put the in-flight requests of every worker whose heartbeat expired back on the queue."""
@@ -151,7 +192,13 @@ class RedisLeases:
         return self._run_requeue(own=True)
 
     def _run_requeue(self, *, own: bool) -> Requeued:
-        keys = [self.keys.workers, self.keys.requests, self.keys.dead_letter, self.keys.attempts]
+        keys = [
+            self.keys.workers,
+            self.keys.requests,
+            self.keys.dead_letter,
+            self.keys.attempts,
+            self.keys.suspects,
+        ]
         args = [self.keys.base, self.max_attempts, "1" if own else "0", self.worker]
         reaped, requeued, *dead = self._requeue(keys=keys, args=args)
         return Requeued(int(reaped), int(requeued), [bytes(data) for data in dead])

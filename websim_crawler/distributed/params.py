@@ -144,6 +144,16 @@ class RedisKeys:
         return f"{self.base}:attempts"
 
     @property
+    def suspects(self) -> str:
+        """Requeued requests that were being handled when a worker died (a sorted set)."""
+        return f"{self.base}:suspects"
+
+    @property
+    def requeued(self) -> str:
+        """How many requests of dead workers were put back on the queue, over the crawl."""
+        return f"{self.base}:requeued"
+
+    @property
     def dead_letter(self) -> str:
         """The requests given up after ``WEBSIM_REDIS_MAX_ATTEMPTS`` dead workers (a list)."""
         return f"{self.base}:dead"
@@ -167,6 +177,8 @@ class RedisKeys:
             self.workers,
             self.lease_counter,
             self.attempts,
+            self.suspects,
+            self.requeued,
             self.dead_letter,
             self.page_count,
             self.budgets,

@@ -23,8 +23,9 @@ import logging
 from collections import deque
 from typing import Any
 
-from scrapy import Request, Spider
+from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
+from scrapy.http import Response
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
 
@@ -69,6 +70,7 @@ class WorkerScheduler(Scheduler):
         self.leases.beat()
         self._count(self.leases.requeue_dead())
         release_when_done(self.crawler, self._release)
+        self.crawler.signals.connect(self._response_received, signal=signals.response_received)
         self.heartbeat = LoopingCall(self._beat)
         self.heartbeat.start(self.params.lease / 3, now=False)
         logger.info(
@@ -119,11 +121,12 @@ class WorkerScheduler(Scheduler):
         return request
 
     def has_pending_requests(self) -> bool:
-        """Tell whether a local or shared request waits."""
-        return bool(self.local) or bool(super().has_pending_requests())
+        """Tell whether a local or shared request (or a requeued suspect) waits."""
+        return len(self) > 0
 
     def __len__(self) -> int:
-        return len(self.local) + int(super().__len__())
+        suspects = self.leases.suspects_waiting() if self.leases is not None else 0
+        return len(self.local) + int(super().__len__()) + suspects
 
     def _release(self, request: Request) -> None:
         assert self.leases is not None
@@ -131,6 +134,10 @@ class WorkerScheduler(Scheduler):
             self._stats_inc("websim/redis/released")
         else:  # this worker was taken for dead meanwhile: another worker has the request
             self._stats_inc("websim/redis/lease_lost")
+
+    def _response_received(self, response: Response, request: Request) -> None:
+        if LEASE in request.meta and self.leases is not None:
+            self.leases.mark_handling(str(request.meta[LEASE]))
 
     def _beat(self) -> None:
         assert self.leases is not None
