@@ -496,3 +496,36 @@ def test_killed_workers_lose_no_page_and_a_poison_page_is_dead_lettered(
     assert sum(map(int, counted)) <= sum(map(int, logged))
     (dead,) = server.lrange(keys.dead_letter, 0, -1)
     assert pickle.loads(dead)["url"] == f"{site.url}/poison"
+
+
+@requires_redis
+@pytest.mark.slow
+def test_page_budgets_are_shared_by_the_workers(redis_url: str, tmp_path: Path) -> None:
+    site = TreeSite(pages=80, delay=0.1)
+    try:
+        for prefix, limit in (
+            ("t4", ("-a", "max_pages=10")),
+            ("t5", ("-s", "CLOSESPIDER_PAGECOUNT=12")),
+        ):
+            outputs = [tmp_path / f"{prefix}-{n}.jsonl" for n in (1, 2)]
+            options = [*worker_options(redis_url, prefix), *limit, "-s", "DEPTH_LIMIT=0"]
+            options += ["-s", "CONCURRENT_REQUESTS=2", "-s", "WEBSIM_REDIS_MAX_IDLE=3"]
+
+            def seed(prefix: str = prefix) -> None:
+                command = ["seed", "site", f"{site.url}/p/0", "--redis", redis_url]
+                assert main([*command, "--prefix", prefix, "--reset"]) == 0
+
+            run_workers(
+                [crawl_command("site", out, *options) for out in outputs],
+                seed,
+                tuple(out.with_suffix(".log") for out in outputs),
+            )
+            urls = [url for out in outputs for url in urls_of(out)]
+            assert len(urls) == len(set(urls))
+            if prefix == "t4":  # max_pages per start URL, counted over both workers
+                assert len(urls) == 10, len(urls)
+            else:  # the page count: 12 responses (robots.txt included), plus those in flight
+                assert 12 - 2 <= len(urls) <= 12 + 2 * 2, len(urls)
+    finally:
+        site.server.shutdown()
+        site.server.server_close()
