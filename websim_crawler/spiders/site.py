@@ -16,8 +16,9 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
-from websim_crawler.core.crawling import looks_like_page, same_site
+from websim_crawler.core.crawling import looks_like_page
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.urls import same_host_port
 from websim_crawler.distributed import BUDGET
 from websim_crawler.errors import ConfigError
 from websim_crawler.spiders._args import parse_count, parse_http_url
@@ -98,7 +99,7 @@ class SiteSpider(WebsimSpider):
             if not self.shared_budget and len(self.requested) >= self.max_pages:
                 self.count("websim/crawl/page_limit_reached")
                 return
-            if url in self.requested or not same_site(url, start_url):
+            if url in self.requested or not same_host_port(url, start_url):
                 continue
             if not looks_like_page(url):
                 continue
