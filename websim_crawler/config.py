@@ -37,6 +37,12 @@ class ItemFieldParams:
     drop_html: bool = setting(
         False, "WEBSIM_DROP_HTML", "remove the HTML from items once analysed (smaller feeds)"
     )
+    feed_fsync: bool = setting(
+        False,
+        "WEBSIM_FEED_FSYNC",
+        "force each exported item to the disk (fsync), not only to the operating system: feeds "
+        "then survive a machine crash, not only a killed crawl",
+    )
 
     def __post_init__(self) -> None:
         validate(self)
