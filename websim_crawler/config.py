@@ -25,7 +25,6 @@ from websim_crawler.core.params import (
     setting,
     validate,
 )
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.reliability_params import ReliabilityParams
@@ -47,6 +46,12 @@ class ItemFieldParams:
     )
     drop_html: bool = setting(
         False, "WEBSIM_DROP_HTML", "remove the HTML from items once analysed (smaller feeds)"
+    )
+    feed_fsync: bool = setting(
+        False,
+        "WEBSIM_FEED_FSYNC",
+        "force each exported item to the disk (fsync), not only to the operating system: feeds "
+        "then survive a machine crash, not only a killed crawl",
     )
 
     def __post_init__(self) -> None:
@@ -78,7 +83,11 @@ class WebsimConfig:
             section.name: params_from_settings(hints[section.name], settings)
             for section in dataclasses.fields(cls)
         }
-        sections["similarity"] = with_weights_file(sections["similarity"])
+        if sections["similarity"].weights_file:
+            # Imported here: the combiner needs SciPy, which reading the settings must not load.
+            from websim_crawler.core.similarity.combine import with_weights_file
+
+            sections["similarity"] = with_weights_file(sections["similarity"])
         return cls(**sections)
 
     def changed_settings(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import decode_html, outgoing_links, page_title
 from websim_crawler.core.urls import hostname_of
+from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.errors import PageError
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
@@ -29,6 +30,7 @@ class WebsimSpider(scrapy.Spider):
 
     params: CrawlParams = CrawlParams()
     render_params: RenderParams = RenderParams()
+    distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
@@ -43,6 +45,7 @@ class WebsimSpider(scrapy.Spider):
         config = websim_config(crawler)
         spider.params = config.crawl
         spider.render_params = config.render
+        spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
         if spider.render:
             enable_rendering(crawler.settings, spider.render_params)

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.sparse.linalg import svds
 
 from websim_crawler.core.clustering.auto import (
     CandidateScore,
@@ -26,7 +25,7 @@ from websim_crawler.core.clustering.auto import (
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
-from websim_crawler.core.clustering.reduce import lsa_reduce
+from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
 from websim_crawler.errors import ConfigError, InputFormatError
 

@@ -1,16 +1,20 @@
-"""The clustering job's settings (``ClusteringParams``, ``WEBSIM_CLUSTERS_*``)."""
+"""The clustering job's settings (``ClusteringParams``) and the choices they take.
+
+Apart from the job so that reading the settings imports neither NumPy nor SciPy.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.core.clustering.auto import VALIDITY_INDICES
-from websim_crawler.core.clustering.dask_fcm import DEFAULT_CHUNK_ROWS
-from websim_crawler.core.clustering.fcm import INIT_METHODS, METRICS
 from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
 
+VALIDITY_INDICES = ("xie_beni", "partition_coefficient", "partition_entropy")
+METRICS = ("cosine", "euclidean")
+INIT_METHODS = ("k-means++", "random")
+DEFAULT_CHUNK_ROWS = 20_000
 AUTO = "auto"
 KINDS = ("record", "results", "all")
 ENGINES = ("memory", "dask")
