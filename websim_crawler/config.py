@@ -26,7 +26,7 @@ from websim_crawler.core.params import (
     validate,
 )
 from websim_crawler.core.similarity.params import SimilarityParams
-from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.reliability_params import ReliabilityParams
 from websim_crawler.render_params import RenderParams
 

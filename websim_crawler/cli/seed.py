@@ -9,8 +9,8 @@ from typing import Any
 
 from websim_crawler._imports import require
 from websim_crawler.distributed.leases import delete_worker_keys
-from websim_crawler.distributed.params import DistributedParams, redacted_url
 from websim_crawler.distributed.seeds import seed_entry
+from websim_crawler.distributed_params import DistributedParams, redacted_url
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
 from websim_crawler.spiders._args import parse_http_url
 

@@ -14,7 +14,7 @@ from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import decode_html, outgoing_links, page_title
 from websim_crawler.core.urls import hostname_of
-from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import PageError
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
