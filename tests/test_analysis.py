@@ -248,6 +248,7 @@ def test_too_large_page_is_refused() -> None:
     assert caught.value.reason == "too_large"
 
 
+@pytest.mark.slow
 def test_twenty_megabyte_page_is_analysed() -> None:
     paragraph = "<div><p>Large pages still carry sentences about rivers and mountains.</p></div>"
     page = ("<html><body>" + paragraph * (20_000_000 // len(paragraph)) + "</body></html>").encode()
