@@ -36,8 +36,9 @@ logger = logging.getLogger(__name__)
 AUTO = "auto"
 KINDS = ("record", "results", "all")
 ENGINES = ("memory", "dask")
-# Item kinds each ``kind`` selection takes: plain site pages count as records.
-_KINDS_SELECTED = {"record": ("record", "page"), "results": ("results",), "all": None}
+# Item kinds each ``kind`` selection takes: plain site pages count as records, and so do pages
+# without a kind (a user's own spider, ``websim extract``), which are ordinary pages.
+_KINDS_SELECTED = {"record": ("record", "page", None), "results": ("results",), "all": None}
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,8 @@ class ClusteringParams:
     kind: str = setting(
         "record",
         "WEBSIM_CLUSTERS_KIND",
-        "pages to cluster: record (record and site pages), results or all",
+        "pages to cluster: record (record pages, site pages and pages without a kind), "
+        "results or all",
         choices=KINDS,
     )
     n_clusters: int | str = setting(
