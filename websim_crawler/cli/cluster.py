@@ -23,7 +23,6 @@ from websim_crawler.cli._settings import (
     required_output,
 )
 from websim_crawler.cli._sources import FeedReader
-from websim_crawler.core.analysis import analyse_page, new_template_memory
 from websim_crawler.core.clustering import (
     CandidateScore,
     ClusteringParams,
@@ -33,6 +32,7 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_json, atomic_write_text, check_output_path
+from websim_crawler.core.page import analyse_page, new_template_memory
 from websim_crawler.errors import PageError
 
 

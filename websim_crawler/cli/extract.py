@@ -18,8 +18,8 @@ from websim_crawler.cli._settings import (
     report_problems,
 )
 from websim_crawler.cli._sources import page_locations, read_page
-from websim_crawler.core.analysis import analyse_page, new_template_memory
 from websim_crawler.core.io import atomic_writer, check_output_path
+from websim_crawler.core.page import analyse_page, new_template_memory
 from websim_crawler.errors import PageError
 
 

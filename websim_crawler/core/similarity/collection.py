@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from websim_crawler.core.analysis import AnalysisParams
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
 
