@@ -69,11 +69,7 @@ def run(args: argparse.Namespace) -> int:
                 record = {"url": location, "error": exc.reason, "message": str(exc)}
                 print(f"websim extract: {exc}", file=sys.stderr)
             else:
-                record = analysis.to_dict()
-                if config.items.chunk_detail == "none":
-                    del record["chunks"]
-                elif config.items.chunk_detail == "main":
-                    record["chunks"] = [c for c in record["chunks"] if c["is_main"]]
+                record = analysis.to_dict(config.items.chunk_detail)
             output.write(json.dumps(record, ensure_ascii=False) + "\n")
     if read == 0:
         print(f"websim extract: no page could be read of {len(pages)}", file=sys.stderr)

@@ -58,7 +58,9 @@ def run(args: argparse.Namespace) -> int:
     if args.WEBSIM_NEARDUP_METHOD == "dask":
         report = _run_dask(args, feeds.paths[0], params)
     else:
-        with NearDuplicateFinder(params, html_field=config.items.html_field) as finder:
+        with NearDuplicateFinder(
+            params, html_field=config.items.html_field, analysis_params=config.analysis
+        ) as finder:
             for item in progress(feeds, args, desc="pages", unit=" pages"):
                 finder.add_item(item)
             feeds.check_read()

@@ -19,7 +19,7 @@ from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
+from websim_crawler.core.neardup import NearDuplicateFinder, NeardupReport
 from websim_crawler.errors import WebsimError
 
 logger = logging.getLogger(__name__)
@@ -28,10 +28,12 @@ logger = logging.getLogger(__name__)
 class NearDuplicatePipeline:
     """Feed every item to a ``NearDuplicateFinder``; write the pairs report at the end."""
 
-    def __init__(self, crawler: Crawler, params: NeardupParams, html_field: str) -> None:
+    def __init__(self, crawler: Crawler, config: WebsimConfig) -> None:
         self.crawler = crawler
-        self.params = params
-        self.finder = NearDuplicateFinder(params, html_field=html_field)
+        self.params = config.neardup
+        self.finder = NearDuplicateFinder(
+            config.neardup, html_field=config.items.html_field, analysis_params=config.analysis
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -47,7 +49,7 @@ class NearDuplicatePipeline:
             params.max_sentence_frequency,
             params.output,
         )
-        return cls(crawler, params, config.items.html_field)
+        return cls(crawler, config)
 
     def process_item(self, item: Any) -> Any:
         """Add the item's sentences to the index; the item passes on unchanged."""

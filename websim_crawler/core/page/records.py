@@ -52,9 +52,17 @@ class PageAnalysis:
     keywords: dict[str, int]
     links: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
-        """Return the record as JSON-safe data."""
-        return dataclasses.asdict(self)
+    def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
+        """Return the record as JSON-safe data, with every chunk (``full``), the main-content
+        chunks (``main``) or none (``none``: no ``chunks`` key), as ``WEBSIM_CHUNK_DETAIL`` says.
+        """
+        if chunk_detail == "full":
+            return dataclasses.asdict(self)
+        kept = tuple(chunk for chunk in self.chunks if chunk.is_main and chunk_detail == "main")
+        record = dataclasses.asdict(dataclasses.replace(self, chunks=kept))
+        if chunk_detail == "none":
+            del record["chunks"]
+        return record
 
     def counts(self) -> Counter[str]:
         """Count the leaf chunks by fate (for stats)."""
