@@ -29,9 +29,13 @@ from websim_crawler.config import (
 )
 from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import atomic_write_text
+from websim_crawler.core.neardup import NearDuplicateFinder
 from websim_crawler.core.similarity.collection import PageCollector, record_problem
-from websim_crawler.errors import ConfigError, InputFormatError, PageError
+from websim_crawler.errors import ConfigError, InputFormatError, OutputPathError, PageError
 from websim_crawler.pipelines import PageAnalysisPipeline
+from websim_crawler.pipelines.clustering import ClusteringPipeline
+from websim_crawler.pipelines.neardup import NearDuplicatePipeline
+from websim_crawler.pipelines.similarity import SimilarityPipeline
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = Path(__file__).resolve().parent / "pages_site"
@@ -463,3 +467,30 @@ def test_progress_bars_only_on_request_when_not_a_terminal(
     assert "reading: " in capsys.readouterr().err
     assert main(["cluster", str(feed), "-o", output, "--no-progress"]) == 0
     assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "setting"),
+    [
+        (ClusteringPipeline, "WEBSIM_CLUSTERS_OUTPUT"),
+        (ClusteringPipeline, "WEBSIM_CLUSTERS_HTML"),
+        (SimilarityPipeline, "WEBSIM_SIMILARITY_OUTPUT"),
+        (NearDuplicatePipeline, "WEBSIM_NEARDUP_OUTPUT"),
+    ],
+)
+def test_a_crawl_checks_its_output_paths_at_start(
+    pipeline: type, setting: str, tmp_path: Path
+) -> None:
+    settings = {"WEBSIM_CLUSTERS_OUTPUT": str(tmp_path / "c.json"), setting: str(tmp_path)}
+    with pytest.raises(OutputPathError, match=f"{tmp_path} is a folder"):
+        build_from_crawler(pipeline, get_crawler(settings_dict=settings))
+
+
+def test_neardup_analyses_items_with_the_settings_given() -> None:
+    item = {"url": "http://a.test/", "html": page_html("volcano", 1)}
+    with NearDuplicateFinder() as finder:
+        assert finder.add_item(item) is None
+    small = WebsimConfig.from_settings({"WEBSIM_MAX_PAGE_BYTES": "100"}).analysis
+    with NearDuplicateFinder(analysis_params=small) as finder:
+        assert finder.add_item(item) == "too_large"
+        assert finder.analysis_params.noise_filter is False  # chunks only: filters off

@@ -18,7 +18,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import atomic_write_json
+from websim_crawler.core.io import atomic_write_json, check_output_path
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupReport
 from websim_crawler.errors import WebsimError
 
@@ -42,6 +42,7 @@ class NearDuplicatePipeline:
         params = config.neardup
         if not params.output:
             raise NotConfigured("WEBSIM_NEARDUP_OUTPUT is not set")
+        check_output_path(params.output)  # a folder or a read-only place stops the crawl now
         logger.info(
             "websim near duplicates enabled (%s method, L=%d, F=%d) -> %s",
             params.method,

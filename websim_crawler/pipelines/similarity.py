@@ -19,7 +19,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import atomic_write_json
+from websim_crawler.core.io import atomic_write_json, check_output_path
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.pairs import find_similar_pairs
@@ -45,6 +45,7 @@ class SimilarityPipeline:
         output = config.similarity.output
         if not output:
             raise NotConfigured("WEBSIM_SIMILARITY_OUTPUT is not set")
+        check_output_path(output)  # a folder or a read-only place stops the crawl now
         config = dataclasses.replace(config, similarity=with_weights_file(config.similarity))
         logger.info("websim pairwise similarity enabled, writing %s", output)
         return cls(crawler, config, output)
