@@ -166,7 +166,7 @@ def test_cli_kind_results_and_bad_arguments(
     )
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["documents"] == []
-    assert report["input"]["skipped"] == {"other_kind": 19, "no_keywords": 1}
+    assert report["input"]["skipped"] == {"other_kind": 18, "duplicate_url": 1, "no_keywords": 1}
 
     assert main(["cluster", str(feed), "-o", str(output), "--n-clusters", "lots"]) == 2
     assert "--n-clusters must be a positive integer or 'auto'" in capsys.readouterr().err

@@ -22,13 +22,16 @@ from pathlib import Path
 from typing import BinaryIO
 
 from websim_crawler.config import InputParams, WebsimConfig
-from websim_crawler.core.io import ReadReport, iter_jsonl
+from websim_crawler.core.io import ReadReport, iter_feeds
 from websim_crawler.errors import InputFormatError, PageError
 
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".xhtml.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 4096
 _FEED_FIX = "give the JSON Lines a crawl writes with -O pages.jsonl"
+# Lines left out that lose nothing: a URL read before, the last line a killed crawl cut short
+# (its item was never acknowledged and is crawled again on resume).
+_EXPECTED_SKIPS = frozenset({"duplicate_url", "cut_last_line"})
 
 
 def is_url(location: str) -> bool:
@@ -139,7 +142,8 @@ class FeedReader:
     """Read the records of crawl feeds, each feed checked before the work starts.
 
     A feed that is missing, a folder, binary or an HTML page is reported by ``failed`` (one
-    line naming it and the fix) and left out; when no feed is usable, ``InputFormatError``.
+    line naming it and the fix) and left out; when no feed is usable, ``InputFormatError``. A URL
+    found in several records (two workers' feeds, a resumed crawl) is read once.
     """
 
     def __init__(self, paths: Sequence[str], limits: InputParams) -> None:
@@ -157,11 +161,11 @@ class FeedReader:
             raise InputFormatError("; ".join(self.failed))
 
     def __iter__(self) -> Iterator[dict[str, object]]:
-        for path in self.paths:
-            try:
-                yield from iter_jsonl(path, self.report, self.limits.max_record_bytes)
-            except InputFormatError as exc:
-                self.failed.append(str(exc))
+        """Yield the records of every feed, each URL once (the first; repeats are counted)."""
+        try:
+            yield from iter_feeds(self.paths, self.report, self.limits.max_record_bytes)
+        except InputFormatError as exc:  # a feed that broke while read (a cut gzip stream)
+            self.failed.append(str(exc))
 
     def check_read(self) -> None:
         """Raise ``InputFormatError`` when the feeds held no record at all."""
@@ -180,7 +184,8 @@ class FeedReader:
         """Return one line per unusable feed and per kind of skipped line (for stderr)."""
         lines = list(self.failed)
         for reason, count in sorted(self.report.skipped.items()):
-            lines.append(f"{count} feed line(s) skipped: {reason.replace('_', ' ')}")
+            if reason not in _EXPECTED_SKIPS:
+                lines.append(f"{count} feed line(s) skipped: {reason.replace('_', ' ')}")
         return lines
 
 

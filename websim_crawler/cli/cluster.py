@@ -31,7 +31,7 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.io import atomic_write_json, atomic_write_text, check_output_path
+from websim_crawler.core.io import atomic_write_report, check_output_path
 from websim_crawler.core.page import analyse_page, new_template_memory
 from websim_crawler.errors import PageError
 
@@ -101,7 +101,8 @@ def run(args: argparse.Namespace) -> int:
         collector.add(url, kind, keywords)
     feeds.check_read()
     for reason, count in feeds.report.skipped.items():
-        collector.report.skipped[f"line_{reason}"] = count
+        key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds
+        collector.report.skipped[key] = collector.report.skipped.get(key, 0) + count
 
     hide = progress_disabled(args)
     with tqdm(desc="clustering", unit="k", disable=hide) as bar, _dask_cluster(params) as params:
@@ -112,10 +113,9 @@ def run(args: argparse.Namespace) -> int:
 
         result = cluster_documents(collector.documents, params, collector.report, advance)
 
-    atomic_write_json(output, build_report(result))
-    if params.html_output:
-        title = f"websim clusters: {', '.join(args.input)}"
-        atomic_write_text(params.html_output, render_html(result, title=title))
+    title = f"websim clusters: {', '.join(args.input)}"
+    html = render_html(result, title=title) if params.html_output else ""
+    atomic_write_report(output, build_report(result), params.html_output, html)
     skipped = sum(collector.report.skipped.values())
     print(
         f"{len(result.documents)} page(s) in {result.n_clusters} cluster(s) "

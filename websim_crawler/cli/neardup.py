@@ -35,7 +35,11 @@ def register(subparsers: Any) -> None:
             "linked, citing/cited, copies)."
         ),
     )
-    parser.add_argument("input", help="crawl feed: JSON Lines (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "input",
+        nargs="+",
+        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+    )
     add_setting_flags(parser, "neardup")
     parser.add_argument(
         "--dask-scheduler",
@@ -54,9 +58,9 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "neardup")
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
-    feeds = FeedReader([args.input], config.inputs)
+    feeds = FeedReader(args.input, config.inputs)
     if args.WEBSIM_NEARDUP_METHOD == "dask":
-        report = _run_dask(args, feeds.paths[0], params)
+        report = _run_dask(args, feeds.paths, params)
     else:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
@@ -77,13 +81,13 @@ def run(args: argparse.Namespace) -> int:
     return report_problems("neardup", feeds.problems())
 
 
-def _run_dask(args: argparse.Namespace, path: str, params: NeardupParams) -> NeardupReport:
+def _run_dask(args: argparse.Namespace, paths: list[str], params: NeardupParams) -> NeardupReport:
     distributed = require("distributed")
     from websim_crawler.core.neardup.dask_index import dask_near_duplicates
 
     if args.dask_scheduler:
         with distributed.Client(args.dask_scheduler):
-            return dask_near_duplicates(path, params)
+            return dask_near_duplicates(paths, params)
     with (
         distributed.LocalCluster(
             n_workers=args.dask_workers,
@@ -93,4 +97,4 @@ def _run_dask(args: argparse.Namespace, path: str, params: NeardupParams) -> Nea
         ) as cluster,
         distributed.Client(cluster),
     ):
-        return dask_near_duplicates(path, params)
+        return dask_near_duplicates(paths, params)

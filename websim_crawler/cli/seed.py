@@ -9,6 +9,7 @@ from typing import Any
 
 from websim_crawler._imports import require
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
+from websim_crawler.distributed.leases import delete_worker_keys
 from websim_crawler.distributed.params import redacted_url
 from websim_crawler.distributed.seeds import seed_entry
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
@@ -38,7 +39,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--reset",
         action="store_true",
-        help="delete the crawl's queue, duplicate filter and seeds before pushing",
+        help="delete the crawl's queue, duplicate filter, seeds, leases, dead-letter list and "
+        "shared counts before pushing",
     )
     add_settings_option(parser, "WEBSIM_REDIS_PREFIX=crawl1")
     parser.set_defaults(func=run)
@@ -74,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
     redis = require("redis")
     try:
         server = redis.Redis.from_url(params.redis_url)
+        if args.reset:
+            delete_worker_keys(server, keys)
         with server.pipeline(transaction=True) as pipe:
             if args.reset:
                 pipe.delete(*keys.all())

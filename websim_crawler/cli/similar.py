@@ -32,7 +32,11 @@ def register(subparsers: Any) -> None:
         help="find the similar page pairs of a crawl feed (MinHash/LSH blocking, four stages)",
         description="Read a crawl's JSON Lines and write its similar page pairs as JSON.",
     )
-    parser.add_argument("input", help="crawl feed: JSON Lines (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "input",
+        nargs="+",
+        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+    )
     add_setting_flags(parser, "similar")
     add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
     add_progress_option(parser)
@@ -44,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "similar")
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
     params = with_weights_file(config.similarity)
-    feeds = FeedReader([args.input], config.inputs)
+    feeds = FeedReader(args.input, config.inputs)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
     for record in progress(feeds, args, desc="pages", unit="page"):
         collector.add(record)

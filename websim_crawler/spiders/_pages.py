@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.crawler import Crawler
@@ -14,6 +13,8 @@ from twisted.python.failure import Failure
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import decode_html, outgoing_links, page_title
+from websim_crawler.core.urls import hostname_of
+from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.errors import PageError
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
@@ -27,6 +28,7 @@ class WebsimSpider(scrapy.Spider):
     """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
 
     params: CrawlParams = CrawlParams()
+    distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
@@ -40,6 +42,7 @@ class WebsimSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         config = WebsimConfig.from_settings(crawler.settings)
         spider.params = config.crawl
+        spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
         if spider.render:
             enable_rendering(crawler.settings, spider.params)
@@ -51,8 +54,7 @@ class WebsimSpider(scrapy.Spider):
 
     def restrict_to_site(self, url: str) -> None:
         """Keep the crawl (redirects too) on the host of ``url`` and its subdomains."""
-        host = (urlsplit(url).hostname or "").removeprefix("www.")
-        self.allowed_domains = [host]
+        self.allowed_domains = [hostname_of(url)]
 
     def page_request(
         self, url: str, callback: Any, *, meta: dict[str, Any] | None = None

@@ -39,6 +39,16 @@ class Chunk:
     is_main: bool
 
 
+_CHUNK_FIELDS = tuple(field.name for field in dataclasses.fields(Chunk))
+
+
+def chunk_dict(chunk: Chunk) -> dict[str, Any]:
+    """Return one chunk as JSON-safe data, its fields in declaration order."""
+    data = {name: getattr(chunk, name) for name in _CHUNK_FIELDS}
+    data["title_keywords"] = dict(chunk.title_keywords)
+    return data
+
+
 @dataclass(frozen=True)
 class PageAnalysis:
     """The analysis of one page: its chunks with their fate, main text and keywords."""
@@ -53,13 +63,24 @@ class PageAnalysis:
     links: tuple[str, ...]
 
     def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
-        """Return the record as JSON-safe data, with every chunk (``full``), the main-content
-        chunks (``main``) or none (``none``: no ``chunks`` key), as ``WEBSIM_CHUNK_DETAIL`` says.
-        """
-        if chunk_detail == "full":
-            return dataclasses.asdict(self)
-        kept = tuple(chunk for chunk in self.chunks if chunk.is_main and chunk_detail == "main")
-        record = dataclasses.asdict(dataclasses.replace(self, chunks=kept))
+        """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
+        its recursive deep copy took a third of ``websim extract``'s time), with every chunk
+        (``full``), the main-content chunks (``main``) or none (``none``: no ``chunks`` key), as
+        ``WEBSIM_CHUNK_DETAIL`` says."""
+        record: dict[str, Any] = {
+            "url": self.url,
+            "title": self.title,
+            "language": self.language,
+            "chunks": tuple(
+                chunk_dict(chunk)
+                for chunk in self.chunks
+                if chunk_detail == "full" or (chunk_detail == "main" and chunk.is_main)
+            ),
+            "main_chunk_ids": self.main_chunk_ids,
+            "main_text": self.main_text,
+            "keywords": dict(self.keywords),
+            "links": self.links,
+        }
         if chunk_detail == "none":
             del record["chunks"]
         return record
