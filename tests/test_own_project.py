@@ -72,6 +72,13 @@ def test_a_fresh_project_with_the_readme_settings_clusters_pairs_and_neardups(
     neardup = json.loads((project / "neardup.json").read_text())
     assert neardup["stats"]["pages"]["indexed"] == distinct and neardup["pairs"]
 
+    misspelt = run([*crawl, "-s", "WEBSIM_NEARDUP_OUTPT=n.json"], project)  # no site needed
+    assert misspelt.returncode == 1
+    assert "unknown setting WEBSIM_NEARDUP_OUTPT (did you mean WEBSIM_NEARDUP_OUTPUT?)" in (
+        misspelt.stderr
+    )
+    assert "Traceback" not in misspelt.stderr
+
 
 # The README's spider plus what a test needs: the start URL as an argument, stay on the site.
 PAGES_EXTRA = """    name = "pages"

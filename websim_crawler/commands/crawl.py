@@ -16,6 +16,8 @@ from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from websim_crawler.spiders._args import report_errors_plainly
+
 # Finish reasons the websim spiders close with when they cannot do their job.
 FAILED_FINISH_REASONS = {
     "start_page_failed": "the start page could not be fetched",
@@ -74,6 +76,7 @@ class Command(ScrapyCrawlCommand):
             super().run(args, opts)  # Scrapy's usage errors
             return
         assert self.crawler_process is not None
+        report_errors_plainly()  # a bad setting met by a pipeline of any spider: one line
         crawler = self._create_crawler(args[0])
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
