@@ -1,7 +1,9 @@
 """One frozen, validated view of every ``WEBSIM_*`` setting, built once per crawler.
 
 Pure: works on any mapping with ``get`` (Scrapy ``Settings`` or a dict), so the CLI and the
-pipelines read the same values.
+pipelines read the same values. ``WebsimConfig.from_settings`` resolves everything a setting
+points to (the similarity weights file is read here, once); components built by a crawler share
+one config through ``websim_config(crawler)``.
 """
 
 from __future__ import annotations
@@ -12,16 +14,24 @@ import logging
 import typing
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, cast
 
 from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import AnalysisParams
-from websim_crawler.core.params import SettingsLike, params_from_settings, setting, validate
+from websim_crawler.core.params import (
+    SettingsLike,
+    declared_settings,
+    params_from_settings,
+    setting,
+    validate,
+)
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.errors import ConfigError
+from websim_crawler.reliability_params import ReliabilityParams
+from websim_crawler.render_params import RenderParams
 
 logger = logging.getLogger(__name__)
 
@@ -91,6 +101,8 @@ class WebsimConfig:
     inputs: InputParams = field(default_factory=InputParams)
     analysis: AnalysisParams = field(default_factory=AnalysisParams)
     crawl: CrawlParams = field(default_factory=CrawlParams)
+    render: RenderParams = field(default_factory=RenderParams)
+    reliability: ReliabilityParams = field(default_factory=ReliabilityParams)
     clustering: ClusteringParams = field(default_factory=ClusteringParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
@@ -98,8 +110,11 @@ class WebsimConfig:
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:
-        """Read and validate every section; a bad value or an unknown ``WEBSIM_*`` name raises
-        ``ConfigError`` naming it."""
+        """Read, validate and resolve every section; a bad value raises ``ConfigError`` naming it.
+
+        Resolved: the stage weights of ``WEBSIM_SIMILARITY_WEIGHTS_FILE`` are loaded. An unknown
+        ``WEBSIM_*`` name (a typo) raises ``ConfigError`` naming the nearest known one.
+        """
         if isinstance(settings, Iterable):
             check_setting_names(settings)
         hints = typing.get_type_hints(cls)
@@ -107,6 +122,11 @@ class WebsimConfig:
             section.name: params_from_settings(hints[section.name], settings)
             for section in dataclasses.fields(cls)
         }
+        if sections["similarity"].weights_file:
+            # Imported here: the combiner needs SciPy, which reading the settings must not load.
+            from websim_crawler.core.similarity.combine import with_weights_file
+
+            sections["similarity"] = with_weights_file(sections["similarity"])
         return cls(**sections)
 
     def changed_settings(self) -> dict[str, Any]:
@@ -119,6 +139,43 @@ class WebsimConfig:
                 if "setting" in item.metadata and value != item.default:
                     changed[item.metadata["setting"]] = value
         return changed
+
+
+class HasSettings(Protocol):
+    """A Scrapy ``Crawler``, or anything with its ``settings``."""
+
+    settings: Any
+
+
+_CACHE_ATTRIBUTE = "_websim_config"
+
+
+def setting_names() -> tuple[str, ...]:
+    """Return the name of every ``WEBSIM_*`` setting ``WebsimConfig`` reads."""
+    hints = typing.get_type_hints(WebsimConfig)
+    return tuple(
+        name
+        for section in dataclasses.fields(WebsimConfig)
+        for name, _default, _help in declared_settings(hints[section.name])
+    )
+
+
+def websim_config(crawler: HasSettings) -> WebsimConfig:
+    """Return the crawler's ``WebsimConfig``, built once and shared by all its components.
+
+    The config is kept on the crawler with the ``WEBSIM_*`` values it was read from; it is
+    read again only if they changed since (an add-on may set some after the spider is built).
+    The settings that differ from their defaults are logged once, at INFO.
+    """
+    settings = crawler.settings
+    values = tuple(repr(settings.get(name)) for name in setting_names())
+    cached = getattr(crawler, _CACHE_ATTRIBUTE, None)
+    if cached is not None and cached[0] == values:
+        return cast(WebsimConfig, cached[1])
+    config = WebsimConfig.from_settings(settings)
+    setattr(crawler, _CACHE_ATTRIBUTE, (values, config))
+    logger.info("websim settings changed from their defaults: %s", config.changed_settings())
+    return config
 
 
 def declared_setting_fields() -> dict[str, tuple[dataclasses.Field[Any], Any]]:
@@ -138,10 +195,10 @@ def check_setting_names(names: Iterable[str]) -> None:
     The message names the nearest known setting: ``WEBSIM_CLUSTER_OUTPUT`` -> did you mean
     ``WEBSIM_CLUSTERS_OUTPUT``? A misspelt setting would otherwise be ignored without a word.
     """
-    known = declared_setting_fields()
+    known = setting_names()
     for name in names:
         if isinstance(name, str) and name.startswith("WEBSIM_") and name not in known:
-            close = difflib.get_close_matches(name, list(known), n=1)
+            close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]}?)" if close else ""
             raise ConfigError(f"unknown setting {name}{hint}")
 

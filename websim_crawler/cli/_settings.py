@@ -20,6 +20,7 @@ from websim_crawler.config import (
     WebsimConfig,
     check_setting_names,
     declared_setting_fields,
+    setting_names,
 )
 from websim_crawler.core.io import check_output_path
 from websim_crawler.errors import ConfigError
@@ -134,4 +135,4 @@ def settings_from_pairs(pairs: list[str]) -> dict[str, str]:
 
 def known_settings() -> list[str]:
     """Return the name of every ``WEBSIM_*`` setting ``WebsimConfig`` reads."""
-    return list(declared_setting_fields())
+    return list(setting_names())

@@ -82,23 +82,29 @@ def run(args: argparse.Namespace) -> int:
     if params.html_output:
         check_output_path(params.html_output)
     feeds = FeedReader(args.input, config.inputs)
-    collector = DocumentCollector(params.kind)
+    collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
     site_memory = new_template_memory(config.analysis)
     for record in progress(feeds, args, desc="reading", unit="page"):
         url, kind, keywords = record.get("url"), record.get("kind"), record.get("keywords")
+        main_text, language = record.get("main_text"), record.get("language")
         html = record.get(config.items.html_field)
         if not keywords and isinstance(html, (str, bytes)) and html and collector.selects(kind):
             try:
-                keywords = analyse_page(
+                analysis = analyse_page(
                     html,
                     url if isinstance(url, str) else None,
                     params=config.analysis,
                     site_memory=site_memory,
-                ).keywords
+                )
+                keywords, main_text, language = (
+                    analysis.keywords,
+                    analysis.main_text,
+                    analysis.language,
+                )
             except PageError as exc:
                 collector.reject(f"analysis_{exc.reason}")
                 continue
-        collector.add(url, kind, keywords)
+        collector.add(url, kind, keywords, main_text, language)
     feeds.check_read()
     for reason, count in feeds.report.skipped.items():
         key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds

@@ -20,7 +20,6 @@ from websim_crawler.cli._settings import add_setting_flags, add_settings_option,
 from websim_crawler.cli._sources import location_url, read_page
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text, check_output_path
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import (
     ComparisonReport,
     compare_pages,
@@ -140,10 +139,10 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "compare")
     if args.output:
         check_output_path(args.output)
-    params = with_weights_file(config.similarity)
+    params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     locations = [args.page_a, args.page_b]
     if args.render:
-        rendered = render_pages(locations, config.crawl.chromium_path)
+        rendered = render_pages(locations, config.render.chromium_path)
         pages: list[str | bytes] = [page for page, _png in rendered]
         screenshots: list[bytes | None] = [png for _page, png in rendered]
     else:

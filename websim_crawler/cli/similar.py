@@ -21,7 +21,6 @@ from websim_crawler.cli._settings import (
 from websim_crawler.cli._sources import FeedReader
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
 
@@ -47,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """Read the feed, find the similar pairs, write them; return the exit code."""
     config = command_config(args, "similar")
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
-    params = with_weights_file(config.similarity)
+    params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     feeds = FeedReader(args.input, config.inputs)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
     for record in progress(feeds, args, desc="pages", unit="page"):

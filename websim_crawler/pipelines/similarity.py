@@ -8,7 +8,6 @@ thread when the spider closes and written atomically.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -18,10 +17,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.io import atomic_write_json, check_output_path
 from websim_crawler.core.similarity.collection import PageCollector
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
 logger = logging.getLogger(__name__)
@@ -41,12 +39,11 @@ class SimilarityPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimilarityPipeline:
         """Build the stage; ``NotConfigured`` when ``WEBSIM_SIMILARITY_OUTPUT`` is unset."""
-        config = WebsimConfig.from_settings(crawler.settings)
+        config = websim_config(crawler)
         output = config.similarity.output
         if not output:
             raise NotConfigured("WEBSIM_SIMILARITY_OUTPUT is not set")
         check_output_path(output)  # a folder or a read-only place stops the crawl now
-        config = dataclasses.replace(config, similarity=with_weights_file(config.similarity))
         logger.info("websim pairwise similarity enabled, writing %s", output)
         return cls(crawler, config, output)
 
