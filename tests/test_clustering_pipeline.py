@@ -138,7 +138,9 @@ def test_cli_clusters_a_feed_and_analyses_pages_without_keywords(
             "--no-progress",
         ]
     )
-    assert code == 0
+    assert code == 1  # the truncated line is a failed input; the rest is clustered
+    captured = capsys.readouterr()
+    assert "1 feed line(s) skipped: invalid json" in captured.err
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["params"]["n_clusters"] == 3  # auto finds the three topics
     assert report["params"]["n_clusters_requested"] == "auto"
@@ -151,7 +153,7 @@ def test_cli_clusters_a_feed_and_analyses_pages_without_keywords(
     cluster_of = {document["url"]: document["cluster"] for document in report["documents"]}
     assert cluster_of["http://site.test/cooking/html"] == cluster_of["http://site.test/cooking/0"]
     assert cluster_of["http://site.test/cooking/0"] != cluster_of["http://site.test/football/0"]
-    assert "19 page(s) in 3 cluster(s)" in capsys.readouterr().out
+    assert "19 page(s) in 3 cluster(s)" in captured.out
     assert "Cluster 0" in page.read_text(encoding="utf-8")
 
 
@@ -165,7 +167,7 @@ def test_cli_kind_results_and_bad_arguments(
     )
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["documents"] == []
-    assert report["input"]["skipped"] == {"other_kind": 19, "no_keywords": 1}
+    assert report["input"]["skipped"] == {"other_kind": 18, "duplicate_url": 1, "no_keywords": 1}
 
     assert main(["cluster", str(feed), "-o", str(output), "--n-clusters", "lots"]) == 2
     assert "--n-clusters must be a positive integer or 'auto'" in capsys.readouterr().err
