@@ -419,40 +419,59 @@ def write_pages(pages: Sequence[Page], folder: Path) -> None:
         (folder / f"{number:04d}.html").write_bytes(page.data)
 
 
+_DECLARED_LANGUAGE_RE = re.compile(rb"<html[^>]*[\s:]lang=|http-equiv=.content-language", re.I)
+
+
+def declares_language(page: Page) -> bool:
+    """Tell whether the page declares its language (else websim loads its language model)."""
+    return _DECLARED_LANGUAGE_RE.search(page.data[:20_000]) is not None
+
+
+def median_page(pages: Sequence[Page]) -> Page:
+    """Return the page of median size."""
+    return sorted(pages, key=lambda page: len(page.data))[len(pages) // 2]
+
+
 def print_whole_process(loaded: dict[str, list[Page]], repeat: int) -> None:
     """Print start-up and whole-process times of websim and trafilatura, with their ratios."""
     with tempfile.TemporaryDirectory(prefix="websim-whole-") as tmp:
         work = Path(tmp)
-        article = loaded["article"]
-        one = sorted(article, key=lambda page: len(page.data))[len(article) // 2]
-        one_path = work / "one.html"
-        one_path.write_bytes(one.data)
-        start_up = time_commands(
-            {
-                "websim --help": websim_command("--help"),
-                "websim extract one.html": websim_command(
-                    "extract", str(one_path), "-o", str(work / "one.jsonl")
-                ),
-                "trafilatura": [
-                    sys.executable,
-                    "-c",
-                    "import sys, trafilatura; trafilatura.extract(open(sys.argv[1], 'rb').read())",
-                    str(one_path),
-                ],
-            },
-            repeat,
-        )
-        base = start_up["trafilatura"]
-        rows: list[Sequence[Any]] = [
-            (name, f"{timing.wall:.2f}", f"{timing.cpu:.2f}", timing.wall / base.wall)
-            for name, timing in start_up.items()
-        ]
+        commands: dict[str, list[str]] = {"websim --help": websim_command("--help")}
+        sizes = []
+        for declared, label in ((True, "language declared"), (False, "language detected")):
+            one = median_page([p for p in loaded["article"] if declares_language(p) == declared])
+            path = work / f"one-{declared}.html"
+            path.write_bytes(one.data)
+            sizes.append(f"{len(one.data) // 1000} KB")
+            commands[f"websim extract one.html ({label})"] = websim_command(
+                "extract", str(path), "-o", str(work / "one.jsonl")
+            )
+            commands[f"trafilatura ({label})"] = [
+                sys.executable,
+                "-c",
+                "import sys, trafilatura; trafilatura.extract(open(sys.argv[1], 'rb').read())",
+                str(path),
+            ]
+        start_up = time_commands(commands, repeat)
+        rows: list[Sequence[Any]] = []
+        for name, timing in start_up.items():
+            kind = "detected" if "detected" in name else "declared"
+            base = start_up[f"trafilatura (language {kind})"]
+            rows.append(
+                (
+                    name,
+                    f"{timing.wall:.2f}",
+                    f"{timing.cpu:.2f}",
+                    timing.wall / base.wall,
+                    timing.cpu / base.cpu,
+                )
+            )
         print(
-            f"Start-up, one page of {len(one.data) // 1000} KB (median of {repeat}; "
-            'trafilatura = python -c "import trafilatura; trafilatura.extract(page)"; '
-            "target: ratio <= 1):"
+            f"Start-up: the median-size article page of each kind ({', '.join(sizes)}), median "
+            f'of {repeat} runs; trafilatura = python -c "import trafilatura; '
+            'trafilatura.extract(page)"; target: ratio <= 1:'
         )
-        print_table(("command", "wall s", "cpu s", "wall / trafilatura's"), rows)
+        print_table(("command", "wall s", "cpu s", "wall ratio", "cpu ratio"), rows)
         rows = []
         for set_name, pages in loaded.items():
             folder = work / set_name
@@ -517,6 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only time start-up and whole websim/trafilatura processes (article set, big9 large)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (--whole-process)")
+    parser.add_argument(
+        "--stemmer", default=None, help="WEBSIM_STEMMER for websim (default: the setting's)"
+    )
     args = parser.parse_args(argv)
     if not DATASETS.is_dir():
         print(f"datasets not found at {DATASETS}", file=sys.stderr)
@@ -533,7 +555,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check_metric:
         check_metric(args.limit)
     extractors: dict[str, Extractor] = {
-        "websim": websim_extractor(AnalysisParams()),
+        "websim": websim_extractor(
+            AnalysisParams(stemmer=args.stemmer) if args.stemmer else AnalysisParams()
+        ),
         "trafilatura": trafilatura_extract,
         "readability": readability_extract,
     }

@@ -38,36 +38,6 @@ class CrawlParams:
         minimum=1,
         maximum=10_000_000,
     )
-    chromium_path: str = setting(
-        "/usr/bin/chromium",
-        "WEBSIM_CHROMIUM_PATH",
-        "Chromium executable used by render=1 (Debian: apt-get install chromium)",
-    )
-    render_screenshot: bool = setting(
-        False,
-        "WEBSIM_RENDER_SCREENSHOT",
-        "with render=1, also store a full-page PNG (base64) in each item's screenshot field",
-    )
-    render_timeout: float = setting(
-        30.0,
-        "WEBSIM_RENDER_TIMEOUT",
-        "seconds a rendered page may take to load",
-        minimum=1.0,
-        maximum=600.0,
-    )
-    render_script_timeout: float = setting(
-        10.0,
-        "WEBSIM_RENDER_SCRIPT_TIMEOUT",
-        "seconds the layout capture may wait for a rendered page's scripts to yield",
-        minimum=0.5,
-        maximum=600.0,
-    )
-    retry_after_max: float = setting(
-        60.0,
-        "WEBSIM_RETRY_AFTER_MAX",
-        "longest Retry-After (seconds) a 429/503 retry waits for; longer asks give up",
-        minimum=0.0,
-    )
 
     def __post_init__(self) -> None:
         validate(self)

@@ -8,13 +8,14 @@ from .fcm import (
     xie_beni,
 )
 from .job import (
-    ClusteringParams,
     ClusteringResult,
     Document,
     DocumentCollector,
     InputReport,
+    TopKeyword,
     cluster_documents,
 )
+from .params import ClusteringParams
 from .reduce import lsa_reduce
 from .report import build_report, render_html
 from .vectorize import TfidfMatrix, tfidf_vectors
@@ -28,6 +29,7 @@ __all__ = [
     "FuzzyCMeans",
     "InputReport",
     "TfidfMatrix",
+    "TopKeyword",
     "build_report",
     "choose_n_clusters",
     "cluster_documents",

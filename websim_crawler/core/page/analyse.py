@@ -153,17 +153,21 @@ def _leaf_features(
     params: AnalysisParams,
 ) -> None:
     """Compute each leaf chunk's keywords and the paper's features (steps 2 and 5)."""
-    stem = params.stem_chunk_keywords
-    title_keywords = list(dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem)))
+    stem, stemmer_name = params.stem_chunk_keywords, params.stemmer
+    title_keywords = list(
+        dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem, stemmer_name=stemmer_name))
+    )
     page_images = sum(leaf.segment.n_images for leaf in leaves)
     total_chars = leaves[-1].end if leaves else 0
     linked = [leaf for leaf in leaves if leaf.segment.has_links]
     link_keywords = textlib.keyword_token_lists(
-        [leaf.segment.link_text for leaf in linked], lang, stem=False
+        [leaf.segment.link_text for leaf in linked], lang, stem=False, stemmer_name=stemmer_name
     )
     for leaf, tokens in zip(linked, link_keywords, strict=True):
         leaf.n_link_keywords = len(tokens)
-    leaf_keywords = textlib.keyword_token_lists([leaf.text for leaf in leaves], lang, stem=stem)
+    leaf_keywords = textlib.keyword_token_lists(
+        [leaf.text for leaf in leaves], lang, stem=stem, stemmer_name=stemmer_name
+    )
     top_keywords, margin, threshold = (
         params.top_keywords,
         params.position_margin,
