@@ -581,6 +581,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         metavar="PATH",
         help="only write every page's analysis record to PATH and print its SHA-256",
     )
+    parser.add_argument(
+        "--stemmer", default=None, help="WEBSIM_STEMMER for websim (default: the setting's)"
+    )
     args = parser.parse_args(argv)
     if not DATASETS.is_dir():
         print(f"datasets not found at {DATASETS}", file=sys.stderr)
@@ -606,7 +609,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check_metric:
         check_metric(args.limit)
     extractors: dict[str, Extractor] = {
-        "websim": websim_extractor(AnalysisParams()),
+        "websim": websim_extractor(
+            AnalysisParams(stemmer=args.stemmer) if args.stemmer else AnalysisParams()
+        ),
         "trafilatura": trafilatura_extract,
         "readability": readability_extract,
     }
