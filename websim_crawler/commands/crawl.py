@@ -31,15 +31,19 @@ FAILED_OUTPUTS = {
 }
 
 
-def crawl_failure(stats: Mapping[str, Any]) -> str | None:
-    """Return why a finished crawl counts as failed (from its stats), or ``None``."""
+def crawl_failure(stats: Mapping[str, Any], *, shared_frontier: bool = False) -> str | None:
+    """Return why a finished crawl counts as failed (from its stats), or ``None``.
+
+    A worker on a shared frontier (``WEBSIM_REDIS_URL``) may rightly scrape nothing: the other
+    workers took the pages, or the shared page budget was spent; only its own failures count.
+    """
     reason = str(stats.get("finish_reason", ""))
     if reason in FAILED_FINISH_REASONS:
         return f"{FAILED_FINISH_REASONS[reason]} (finish reason {reason})"
     for key, message in FAILED_OUTPUTS.items():
         if stats.get(key):
             return message
-    if stats.get("item_scraped_count", 0):
+    if stats.get("item_scraped_count", 0) or shared_frontier:
         return None
     failed = _counts(stats, "websim/pages/failed/")
     dropped = _counts(stats, "websim/pages/dropped/")
@@ -85,7 +89,8 @@ class Command(ScrapyCrawlCommand):
             return
         if crawler.stats is None:
             return
-        failure = crawl_failure(crawler.stats.get_stats())
+        shared_frontier = bool(crawler.settings.get("WEBSIM_REDIS_URL"))
+        failure = crawl_failure(crawler.stats.get_stats(), shared_frontier=shared_frontier)
         if failure is not None:
             print(f"scrapy crawl {args[0]}: {failure}", file=sys.stderr)
             self.exitcode = 1
