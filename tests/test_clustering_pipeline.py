@@ -16,6 +16,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.cli import main
+from websim_crawler.core.text import keyword_tokens
 from websim_crawler.items import PageItem
 from websim_crawler.pipelines.clustering import ClusteringPipeline
 
@@ -172,3 +173,31 @@ def test_cli_kind_results_and_bad_arguments(
     assert "--n-clusters must be a positive integer or 'auto'" in capsys.readouterr().err
     assert main(["cluster", str(tmp_path / "missing.jsonl"), "-o", str(output)]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest_twisted.inlineCallbacks
+def test_pipeline_reports_keywords_in_their_surface_form(tmp_path: Path) -> Any:
+    output = tmp_path / "clusters.json"
+    crawler = get_crawler(
+        settings_dict={"WEBSIM_CLUSTERS_OUTPUT": str(output), "WEBSIM_CLUSTERS_N": "2"}
+    )
+    pipeline = build_from_crawler(ClusteringPipeline, crawler)
+    texts = {
+        "sky": "Telescopes show galaxies; telescopes show comets and galaxies.",
+        "kitchen": "Ovens bake loaves; bakers watch ovens and loaves rising.",
+    }
+    for topic, text in texts.items():
+        for number in range(4):
+            item = {
+                "url": f"http://site.test/{topic}/{number}",
+                "kind": "record",
+                "keywords": dict(Counter(keyword_tokens(text, "en"))),
+                "main_text": text,
+                "language": "en",
+            }
+            pipeline.process_item(item)
+    yield deferred_from_coro(pipeline.close_spider())
+    report = json.loads(output.read_text(encoding="utf-8"))
+    shown = {k["stem"]: k["term"] for c in report["clusters"] for k in c["top_keywords"]}
+    assert shown["telescop"] == "telescopes" and shown["galaxi"] == "galaxies"
+    assert shown["oven"] == "ovens" and shown["loav"] == "loaves"

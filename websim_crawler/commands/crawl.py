@@ -16,6 +16,7 @@ from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from websim_crawler.config import websim_config
 from websim_crawler.spiders._args import report_errors_plainly
 
 # Finish reasons the websim spiders close with when they cannot do their job.
@@ -31,11 +32,11 @@ FAILED_OUTPUTS = {
 }
 
 
-def crawl_failure(stats: Mapping[str, Any], *, shared_frontier: bool = False) -> str | None:
+def crawl_failure(stats: Mapping[str, Any], shared_frontier: bool = False) -> str | None:
     """Return why a finished crawl counts as failed (from its stats), or ``None``.
 
-    A worker on a shared frontier (``WEBSIM_REDIS_URL``) may rightly scrape nothing: the other
-    workers took the pages, or the shared page budget was spent; only its own failures count.
+    A worker on a shared frontier that scraped nothing and failed nothing found the queue
+    emptied by the other workers: that is not a failure.
     """
     reason = str(stats.get("finish_reason", ""))
     if reason in FAILED_FINISH_REASONS:
@@ -43,7 +44,7 @@ def crawl_failure(stats: Mapping[str, Any], *, shared_frontier: bool = False) ->
     for key, message in FAILED_OUTPUTS.items():
         if stats.get(key):
             return message
-    if stats.get("item_scraped_count", 0) or shared_frontier:
+    if stats.get("item_scraped_count", 0):
         return None
     failed = _counts(stats, "websim/pages/failed/")
     dropped = _counts(stats, "websim/pages/dropped/")
@@ -53,8 +54,8 @@ def crawl_failure(stats: Mapping[str, Any], *, shared_frontier: bool = False) ->
             + ", ".join(f"{what}: {count}" for what, count in sorted({**failed, **dropped}.items()))
             + ")"
         )
-    if reason == "shutdown":
-        return None  # stopped by the user (Ctrl-C) before anything was scraped: resumable
+    if reason == "shutdown" or shared_frontier:
+        return None  # stopped by the user (Ctrl-C), or the other workers took every request
     return f"no page was scraped (finish reason {reason or 'unknown'})"
 
 
@@ -89,8 +90,8 @@ class Command(ScrapyCrawlCommand):
             return
         if crawler.stats is None:
             return
-        shared_frontier = bool(crawler.settings.get("WEBSIM_REDIS_URL"))
-        failure = crawl_failure(crawler.stats.get_stats(), shared_frontier=shared_frontier)
+        shared_frontier = websim_config(crawler).distributed.redis_url is not None
+        failure = crawl_failure(crawler.stats.get_stats(), shared_frontier)
         if failure is not None:
             print(f"scrapy crawl {args[0]}: {failure}", file=sys.stderr)
             self.exitcode = 1
