@@ -19,6 +19,7 @@ from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.params import SettingsLike, params_from_settings, setting, validate
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.pool import PoolParams
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ class ItemFieldParams:
 
     html_field: str = setting("html", "WEBSIM_HTML_FIELD", "item field that holds the page HTML")
     chunk_detail: str = setting(
-        "full",
+        "main",
         "WEBSIM_CHUNK_DETAIL",
         "chunks written to items: full (every chunk), main (main-content chunks) or none",
         choices=("full", "main", "none"),
@@ -53,6 +54,7 @@ class WebsimConfig:
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
     distributed: DistributedParams = field(default_factory=DistributedParams)
+    pool: PoolParams = field(default_factory=PoolParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:

@@ -11,15 +11,14 @@ import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.analysis import analyse_page, new_template_memory
 from websim_crawler.core.io import atomic_writer
 from websim_crawler.errors import PageError
+from websim_crawler.pool import AnalysisPool, PageOutcome
 
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")
 FETCH_TIMEOUT_SECONDS = 30
@@ -42,6 +41,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="which chunks to write (default: full)",
     )
     parser.add_argument("--language", help="ISO 639-1 language of the pages (default: detect)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="worker processes (default: WEBSIM_ANALYSIS_WORKERS, the usable CPUs; 0: this one)",
+    )
     add_settings_option(parser, "WEBSIM_HYPERLINK_THRESHOLD=0.4")
     parser.set_defaults(func=run)
 
@@ -82,36 +86,40 @@ def load_source(source: str) -> tuple[bytes, str | None, str]:
     return data, None, path.resolve().as_uri()
 
 
+def _pages(
+    sources: list[str], language: str | None
+) -> Iterator[tuple[bytes, str | None, str | None, str | None] | PageOutcome]:
+    """Read each source; one that cannot be read is an outcome with its reason."""
+    for source in sources:
+        try:
+            data, content_type, url = load_source(source)
+        except PageError as exc:
+            yield PageOutcome(dropped=exc.reason, message=str(exc))
+        else:
+            yield data, url, content_type, language
+
+
 def run(args: argparse.Namespace) -> int:
     """Analyse every source; return 0 when all pages were analysed, 1 when some failed."""
-    config = WebsimConfig.from_settings(settings_from_pairs(args.set))
-    memory = new_template_memory(config.analysis)
+    settings = settings_from_pairs(args.set)
+    if args.workers is not None:
+        settings["WEBSIM_ANALYSIS_WORKERS"] = str(args.workers)
+    config = WebsimConfig.from_settings(settings)
+    pool = AnalysisPool(config.analysis, config.pool, args.chunks)
     failures: Counter[str] = Counter()
     sources = list(iter_sources(args.sources))
     with (
-        atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout)
-    ) as output:
-        for source in tqdm(sources, unit="page", disable=None if len(sources) > 1 else True):
-            record: dict[str, Any]
-            try:
-                data, content_type, url = load_source(source)
-                analysis = analyse_page(
-                    data,
-                    url,
-                    params=config.analysis,
-                    content_type=content_type,
-                    language=args.language,
-                    site_memory=memory,
-                )
-            except PageError as exc:
-                failures[exc.reason] += 1
-                record = {"url": source, "error": exc.reason, "message": str(exc)}
-            else:
-                record = analysis.to_dict()
-                if args.chunks == "none":
-                    del record["chunks"]
-                elif args.chunks == "main":
-                    record["chunks"] = [c for c in record["chunks"] if c["is_main"]]
+        atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout) as output,
+        contextlib.closing(pool),
+    ):
+        outcomes = pool.map(_pages(sources, args.language))
+        progress = tqdm(outcomes, len(sources), unit="page", disable=None if sources[1:] else True)
+        for source, outcome in zip(sources, progress, strict=True):
+            record = outcome.record
+            if record is None:
+                reason = outcome.dropped or outcome.failed or "unknown"
+                failures[reason] += 1
+                record = {"url": source, "error": reason, "message": outcome.message}
             output.write(json.dumps(record, ensure_ascii=False) + "\n")
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))
