@@ -12,7 +12,6 @@ import numpy as np
 import pytest
 
 from websim_crawler.cli import main
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, find_near_duplicates
 from websim_crawler.core.neardup.content import content_texts, join_blocks
 from websim_crawler.core.neardup.index import ExactSentenceIndex
@@ -30,6 +29,7 @@ from websim_crawler.core.neardup.sentences import (
     sentence_hash,
     split_sentences,
 )
+from websim_crawler.core.page import analyse_page
 from websim_crawler.errors import ConfigError, PageError
 
 TOPICS = ["harbour", "glacier", "orchard", "violin", "lantern", "compass", "meadow", "falcon"]

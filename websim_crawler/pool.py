@@ -31,15 +31,16 @@ from typing import Any
 
 from pebble import ProcessExpired, ProcessPool
 
-from websim_crawler.core.analysis import (
+from websim_crawler.core.page import (
     AnalysisParams,
     PageAnalysis,
-    _site_of,
+    SiteTemplateMemory,
     analyse_page,
     new_template_memory,
 )
+from websim_crawler.core.page.filters import site_of
+from websim_crawler.core.page.site_memory import TemplateSnapshot
 from websim_crawler.core.params import setting, validate
-from websim_crawler.core.site_memory import SiteTemplateMemory, TemplateSnapshot
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -228,7 +229,7 @@ class AnalysisPool:
         template = None
         if self.params.template_filter:
             with self._memory_lock:
-                template = self.site_memory.template_of(_site_of(url))
+                template = self.site_memory.template_of(site_of(url))
         task = PageTask(html, url, template, content_type, language)
         outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
         if not self.workers:

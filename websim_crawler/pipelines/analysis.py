@@ -23,7 +23,7 @@ from twisted.internet.defer import Deferred, DeferredList, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.site_memory import SiteTemplateMemory
+from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.jobdir import load_state, save_state
 from websim_crawler.pool import AnalysisPool, PageOutcome
 

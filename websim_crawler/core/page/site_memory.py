@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from websim_crawler.errors import InputFormatError
 
@@ -14,6 +14,14 @@ def chunk_fingerprint(text: str) -> str:
     """Return a short stable fingerprint of a chunk's case- and space-folded text."""
     folded = " ".join(text.lower().split())
     return hashlib.blake2b(folded.encode("utf-8"), digest_size=8).hexdigest()
+
+
+class TemplateMemory(Protocol):
+    """What the template filter asks of a memory (``SiteTemplateMemory``, ``TemplateSnapshot``)."""
+
+    def template_fingerprints(self, site: str, fingerprints: Iterable[str]) -> set[str]:
+        """Return which of the page's fingerprints are template, then record the page."""
+        ...
 
 
 class SiteTemplateMemory:
