@@ -19,7 +19,7 @@ from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.defer import Deferred, DeferredList, DeferredSemaphore
+from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig
@@ -43,12 +43,16 @@ class PageAnalysisPipeline:
         self.pool = AnalysisPool(config.analysis, config.pool, config.items.chunk_detail, saved)
         self._warned_fields: set[str] = set()
         self._slots = DeferredSemaphore(config.pool.max_pending)
-        self._in_flight: set[Deferred[PageOutcome]] = set()
+        self._waiting = 0  # pages handed to the pool or waiting for a slot
+        self._drained: list[Deferred[None]] = []  # fired when the last of them is done
 
     async def close_spider(self) -> None:
-        """Wait for the pages in flight, stop the workers, save the template memory (JOBDIR)."""
-        if self._in_flight:
-            await maybe_deferred_to_future(DeferredList(list(self._in_flight)))
+        """Wait for every page handed to the pool, stop the workers, save the template memory
+        (JOBDIR)."""
+        if self._waiting:
+            drained: Deferred[None] = Deferred()
+            self._drained.append(drained)
+            await maybe_deferred_to_future(drained)
         await maybe_deferred_to_future(deferToThread(self.pool.close))
         save_state(self.crawler.settings, SITE_MEMORY_STATE, self.pool.site_memory.to_dict())
 
@@ -76,11 +80,19 @@ class PageAnalysisPipeline:
             stats.inc_value("websim/pages/dropped/no_html")
             raise DropItem(f"no_html: no HTML in field {self.config.items.html_field!r} ({url})")
         if self.pool.workers:
-            await maybe_deferred_to_future(self._slots.acquire())
+            self._waiting += 1
             try:
-                outcome = await self._analysed(html, url)
+                await maybe_deferred_to_future(self._slots.acquire())
+                try:
+                    outcome = await self._analysed(html, url)
+                finally:
+                    self._slots.release()
             finally:
-                self._slots.release()
+                self._waiting -= 1
+                if not self._waiting:
+                    for drained in self._drained:
+                        drained.callback(None)
+                    self._drained.clear()
         else:  # in this process: nothing to wait for
             outcome = self.pool.submit(html, url).result()
         if outcome.dropped or outcome.failed or outcome.record is None:
@@ -101,10 +113,7 @@ class PageAnalysisPipeline:
         from twisted.internet import reactor
 
         future = self.pool.submit(html, url)
-
         waiting: Deferred[PageOutcome] = Deferred()
-        self._in_flight.add(waiting)
-        waiting.addBoth(_forget, self._in_flight, waiting)
 
         def deliver(done: concurrent.futures.Future[PageOutcome]) -> None:
             reactor.callFromThread(waiting.callback, done.result())
@@ -141,11 +150,6 @@ class PageAnalysisPipeline:
         if name not in self._warned_fields:
             self._warned_fields.add(name)
             logger.warning("item class has no field %r: websim leaves it out", name)
-
-
-def _forget(result: Any, in_flight: set[Deferred[PageOutcome]], done: Deferred[Any]) -> Any:
-    in_flight.discard(done)
-    return result
 
 
 def _workers_text(workers: int) -> str:

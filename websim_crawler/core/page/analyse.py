@@ -106,13 +106,16 @@ def _analyse_page(
         raise PageError(
             "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
         )
-    root = parse_document(html, encoding=encoding, content_type=content_type)
+    root = parse_document(
+        html, encoding=encoding, content_type=content_type, max_elements=params.max_elements
+    )
     title = page_title(root)
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
     links = tuple(outgoing_links(root, url))
     remove_invisible(root, params.noscript_keep_chars)
     tree = ChunkTree(segment_page(root))
+    del root  # the segments hold their own text: the parsed tree is freed before the features
 
     leaves = _collect_leaves(tree.nodes)
     lang = (
