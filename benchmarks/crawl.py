@@ -4,7 +4,8 @@ The benchmark serves a search site on 127.0.0.1 itself: a home page with a GET s
 result pages of ten record links with a "Next" link, and record pages that are the real pages of
 ``../shared/datasets/article-extraction-benchmark`` (181 news pages, 4 KB to 1.5 MB, average
 174 KB; each served under two URLs by default, 362 records). Both crawlers search the same
-queries, follow the result pages and fetch every record, with the same concurrency, no
+queries, follow the result pages and fetch every record, with the same concurrency (default 4,
+the project's ``CONCURRENT_REQUESTS_PER_DOMAIN``; ``--concurrency``), no
 AutoThrottle and no robots.txt, and write a JSON Lines feed:
 
 * ``bare``: a plain Scrapy spider that yields ``{url, html}`` items, no pipeline;
@@ -47,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGES_DIR = ROOT / ".." / "shared" / "datasets" / "article-extraction-benchmark" / "html"
 QUERIES = ("volcano", "river", "election", "market")
 RESULTS_PER_PAGE = 10
-CONCURRENCY = 16
+CONCURRENCY = 4  # the project's CONCURRENT_REQUESTS_PER_DOMAIN: a polite crawl of one site
 _ELAPSED_RE = re.compile(r"'elapsed_time_seconds': ([0-9.]+)")
 _SCRAPED_RE = re.compile(r"'item_scraped_count': (\d+)")
 
@@ -188,11 +189,11 @@ def load_pages(copies: int) -> list[bytes]:
     return pages * copies
 
 
-def common_settings(feed: Path) -> list[str]:
+def common_settings(feed: Path, concurrency: int) -> list[str]:
     """Return the settings both crawlers run with (same concurrency, no throttling)."""
     values = {
-        "CONCURRENT_REQUESTS": CONCURRENCY,
-        "CONCURRENT_REQUESTS_PER_DOMAIN": CONCURRENCY,
+        "CONCURRENT_REQUESTS": concurrency,
+        "CONCURRENT_REQUESTS_PER_DOMAIN": concurrency,
         "AUTOTHROTTLE_ENABLED": False,
         "ROBOTSTXT_OBEY": False,
         "DOWNLOAD_DELAY": 0,
@@ -244,7 +245,7 @@ def run_crawl(name: str, command: list[str], cwd: Path, feed: Path, env: dict[st
     )
 
 
-def bare_crawl(site: SearchSite, folder: Path) -> Crawl:
+def bare_crawl(site: SearchSite, folder: Path, concurrency: int) -> Crawl:
     """Crawl the site with the bare spider (no project, no pipelines)."""
     spider = folder / "bare_spider.py"
     spider.write_text(BARE_SPIDER, encoding="utf-8")
@@ -252,12 +253,14 @@ def bare_crawl(site: SearchSite, folder: Path) -> Crawl:
     command = [
         sys.executable, "-m", "scrapy", "runspider", str(spider),
         "-a", f"start_url={site.url}", "-a", "queries=" + ",".join(QUERIES),
-        *common_settings(feed),
+        *common_settings(feed, concurrency),
     ]  # fmt: skip
     return run_crawl("bare", command, folder, feed, dict(os.environ))
 
 
-def deepweb_crawl(site: SearchSite, folder: Path, workers: int | None, max_pages: int) -> Crawl:
+def deepweb_crawl(
+    site: SearchSite, folder: Path, workers: int | None, max_pages: int, concurrency: int
+) -> Crawl:
     """Crawl the site with ``scrapy crawl deepweb`` and the analysis on ``workers`` processes."""
     label = "default" if workers is None else str(workers)
     feed = folder / f"deepweb-{label}.jsonl"
@@ -265,7 +268,7 @@ def deepweb_crawl(site: SearchSite, folder: Path, workers: int | None, max_pages
         sys.executable, "-m", "scrapy", "crawl", "deepweb",
         "-a", f"start_url={site.url}", "-a", "queries=" + ",".join(QUERIES),
         "-a", "follow=1", "-a", f"max_pages={max_pages}",
-        *common_settings(feed),
+        *common_settings(feed, concurrency),
     ]  # fmt: skip
     if workers is not None:
         command += ["-s", f"WEBSIM_ANALYSIS_WORKERS={workers}"]
@@ -293,12 +296,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--workers", type=int, nargs="*", default=[0, 1, 2, 4], help="worker counts to run"
     )
     parser.add_argument("--rounds", default="ab", help="a: no latency, b: 50-100 ms latency")
+    parser.add_argument(
+        "--concurrency", type=int, default=CONCURRENCY, help="requests at a time, both crawlers"
+    )
     args = parser.parse_args(argv)
     pages = load_pages(args.copies)
     max_pages = -(-len(pages) // (len(QUERIES) * RESULTS_PER_PAGE))
     print(
         f"{len(pages)} record pages, {sum(map(len, pages)) / len(pages) / 1024:.0f} KB on average"
-        f" (largest {max(map(len, pages)) / 1024:.0f} KB); concurrency {CONCURRENCY}; "
+        f" (largest {max(map(len, pages)) / 1024:.0f} KB); concurrency {args.concurrency}; "
         f"{len(os.sched_getaffinity(0))} usable CPUs; load average "
         + " ".join(f"{load:.1f}" for load in os.getloadavg())
     )
@@ -309,9 +315,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             with tempfile.TemporaryDirectory(prefix="websim-crawl-bench-") as temporary:
                 folder = Path(temporary)
-                crawls = [bare_crawl(site, folder)]
+                crawls = [bare_crawl(site, folder, args.concurrency)]
                 for workers in [*args.workers, None]:
-                    crawls.append(deepweb_crawl(site, folder, workers, max_pages))
+                    crawls.append(deepweb_crawl(site, folder, workers, max_pages, args.concurrency))
                 feed_ratio = crawls[-1].feed_bytes / html_bytes(folder / "deepweb-default.jsonl")
         finally:
             site.close()

@@ -10,6 +10,7 @@ import urllib.error
 import urllib.request
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
@@ -105,9 +106,10 @@ def run(args: argparse.Namespace) -> int:
     if args.workers is not None:
         settings["WEBSIM_ANALYSIS_WORKERS"] = str(args.workers)
     config = WebsimConfig.from_settings(settings)
-    pool = AnalysisPool(config.analysis, config.pool, args.chunks)
     failures: Counter[str] = Counter()
     sources = list(iter_sources(args.sources))
+    workers = min(config.pool.worker_count(), len(sources))  # no idle workers for a few pages
+    pool = AnalysisPool(config.analysis, replace(config.pool, workers=workers), args.chunks)
     with (
         atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout) as output,
         contextlib.closing(pool),
