@@ -239,6 +239,8 @@ def test_crawl_of_a_site_with_monster_pages_stays_live_and_small(tmp_path: Path)
         server.server_close()
     text = "".join(log)
     assert process.returncode == 0, text[-3000:]
+    assert "Disabled" not in text  # no warnings for the stages that were not asked for
+    assert "<p>" not in text and "'chunks'" not in text  # items are logged as one line
     items = [json.loads(line) for line in output.read_text().splitlines()]
     names = {item["url"].rsplit("/", 1)[-1] for item in items}
     assert set(ordinary) <= names
