@@ -22,7 +22,6 @@ from websim_crawler.core.neardup.relations import (
     pair_class,
     path_similarity,
     relation_kind,
-    site_of,
 )
 from websim_crawler.core.neardup.sentences import (
     normalize_sentence,
@@ -157,10 +156,7 @@ def test_pair_classes_and_rates() -> None:
     assert pair_class(2, 4, 5) == "partial"
 
 
-def test_url_rules() -> None:
-    assert site_of("http://www.news.example.co.uk:8080/a") == "example.co.uk"
-    assert site_of("https://blog.example.com/") == "example.com"
-    assert site_of("http://127.0.0.1:8001/x") == "127.0.0.1"
+def test_path_similarity() -> None:
     assert path_similarity("http://a.com/docs/x/page.html", "http://m.org/mirror/x/page.html") == (
         2 / 3
     )

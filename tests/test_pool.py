@@ -85,13 +85,14 @@ def test_a_page_over_its_time_is_dropped_and_its_worker_replaced(pool: AnalysisP
 def test_a_worker_that_dies_is_counted_and_replaced() -> None:
     crashing = pool_of(1, timeout=120.0)
     try:
+        rivers = (TESTS / "pages_site" / "rivers.html").read_bytes()
+        assert crashing.submit(rivers, None).result(timeout=120).record is not None  # warm
         slow = crashing.submit(many_divs(150_000), "http://slow.test/")
         worker = _busy_worker()
         worker.kill()
         outcome = slow.result(timeout=120)
-        assert outcome.failed == "worker_crash" and outcome.record is None
-        after = crashing.submit((TESTS / "pages_site" / "rivers.html").read_bytes(), None)
-        assert after.result(timeout=120).record is not None
+        assert outcome.failed == "worker_crash" and outcome.record is None, outcome.message
+        assert crashing.submit(rivers, None).result(timeout=120).record is not None
     finally:
         crashing.close()
 

@@ -26,6 +26,7 @@ import signal
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -38,9 +39,9 @@ from websim_crawler.core.page import (
     analyse_page,
     new_template_memory,
 )
-from websim_crawler.core.page.filters import site_of
 from websim_crawler.core.page.site_memory import TemplateSnapshot
 from websim_crawler.core.params import setting, validate
+from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -243,7 +244,7 @@ class AnalysisPool:
         template = None
         if self.params.template_filter:
             with self._memory_lock:
-                template = self.site_memory.template_of(site_of(url))
+                template = self.site_memory.template_of(host_port_of(url))
         task = PageTask(html, url, template, content_type, language)
         outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
         if not self.workers:
@@ -307,6 +308,8 @@ class AnalysisPool:
                 message=f"the worker analysing the page died (exit code {exc.exitcode}); "
                 "it was replaced",
             )
+        except BrokenProcessPool as exc:  # workers died before they could take the page
+            return PageOutcome(failed="worker_crash", message=f"the workers died: {exc}")
         except MemoryError:  # the result itself was too large to send back
             return PageOutcome(dropped="too_large", message="the page's result is too large")
         except concurrent.futures.CancelledError:

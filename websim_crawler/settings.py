@@ -10,6 +10,11 @@ USER_AGENT = "websim-crawler/0.1 (+https://github.com/websim-crawler/websim-craw
 ROBOTSTXT_OBEY = True
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 FEED_EXPORT_ENCODING = "utf-8"
+# Feeds written item by item (a killed crawl leaves valid JSON Lines); see websim_crawler/feeds.py.
+FEED_STORAGES = {
+    "": "websim_crawler.feeds.DurableFileFeedStorage",
+    "file": "websim_crawler.feeds.DurableFileFeedStorage",
+}
 
 # Politeness and limits: a crawl of someone else's site stays slow, small and bounded.
 AUTOTHROTTLE_ENABLED = True
@@ -30,6 +35,9 @@ ITEM_PIPELINES = {"websim_crawler.pipelines.PageAnalysisPipeline": 300}
 # Scraped and dropped items are logged as one line (URL, kind, main text, keywords), not whole.
 LOG_FORMATTER = "websim_crawler.logformatter.ItemSummaryLogFormatter"
 
+# With JOBDIR, queue, seen requests and leases live in one SQLite file, so a crawl resumes after
+# SIGKILL too (recrawling at most the requests in flight); without JOBDIR: Scrapy's scheduler.
+SCHEDULER = "websim_crawler.jobdir_scheduler.JobdirScheduler"
 ADDONS = {
     # The collection-wide stages join ITEM_PIPELINES when their output setting is given
     # (WEBSIM_CLUSTERS_OUTPUT, WEBSIM_SIMILARITY_OUTPUT, WEBSIM_NEARDUP_OUTPUT), and the stats

@@ -22,7 +22,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.jobdir import load_state, save_state
 from websim_crawler.pool import AnalysisPool, PageOutcome
@@ -59,12 +59,8 @@ class PageAnalysisPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageAnalysisPipeline:
         """Build the pipeline from the crawler's settings (bad values raise ``ConfigError``)."""
-        config = WebsimConfig.from_settings(crawler.settings)
-        logger.info(
-            "websim page analysis enabled (%s); changed settings: %s",
-            _workers_text(config.pool.worker_count()),
-            config.changed_settings(),
-        )
+        config = websim_config(crawler)
+        logger.info("websim page analysis enabled (%s)", _workers_text(config.pool.worker_count()))
         return cls(crawler, config)
 
     async def process_item(self, item: Any) -> Any:
