@@ -101,15 +101,14 @@ class PageTask:
     url: str | None
     template: frozenset[str] | None = None  # None: no template memory
     content_type: str | None = None
-    language: str | None = None
 
 
 @dataclass(frozen=True)
 class PageOutcome:
     """What came of a task: the page's record, or the reason it was dropped or failed.
 
-    ``record`` is ``PageAnalysis.to_dict()`` with the chunks the detail asked for (none: no
-    ``chunks`` key); ``fingerprints`` are the page's chunk fingerprints, for the site memory.
+    ``record`` is ``PageAnalysis.to_dict(chunk_detail)``; ``fingerprints`` are the page's chunk
+    fingerprints, for the site memory.
     """
 
     record: dict[str, Any] | None = None
@@ -119,23 +118,6 @@ class PageOutcome:
     dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
     failed: str | None = None  # worker_crash
     message: str = ""
-
-
-def page_record(analysis: PageAnalysis, chunk_detail: str) -> dict[str, Any]:
-    """Return the analysis as JSON-safe data with the chunks ``chunk_detail`` asks for."""
-    record: dict[str, Any] = {}
-    for item in dataclasses.fields(analysis):
-        if item.name != "chunks":
-            record[item.name] = getattr(analysis, item.name)
-        elif chunk_detail != "none":
-            record["chunks"] = [
-                dataclasses.asdict(chunk)
-                for chunk in analysis.chunks
-                if chunk_detail == "full" or chunk.is_main
-            ]
-    record["links"] = list(analysis.links)
-    record["main_chunk_ids"] = list(analysis.main_chunk_ids)
-    return record
 
 
 def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> PageOutcome:
@@ -148,7 +130,6 @@ def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> P
             task.url,
             params=params,
             content_type=task.content_type,
-            language=task.language,
             site_memory=snapshot,
         )
     except PageError as exc:
@@ -161,7 +142,7 @@ def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> P
             message="the analysis ran out of memory (WEBSIM_WORKER_MEMORY_MB)",
         )
     return PageOutcome(
-        record=page_record(analysis, chunk_detail),
+        record=analysis.to_dict(chunk_detail),
         counts=dict(analysis.counts()),
         site=snapshot.site if snapshot is not None else None,
         fingerprints=snapshot.fingerprints if snapshot is not None else (),
@@ -238,14 +219,13 @@ class AnalysisPool:
         html: str | bytes,
         url: str | None,
         content_type: str | None = None,
-        language: str | None = None,
     ) -> concurrent.futures.Future[PageOutcome]:
         """Start analysing a page; the future's result is its outcome (never an exception)."""
         template = None
         if self.params.template_filter:
             with self._memory_lock:
                 template = self.site_memory.template_of(host_port_of(url))
-        task = PageTask(html, url, template, content_type, language)
+        task = PageTask(html, url, template, content_type)
         outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
         if not self.workers:
             analysed: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
@@ -267,9 +247,9 @@ class AnalysisPool:
 
     def map(
         self,
-        pages: Iterable[tuple[str | bytes, str | None, str | None, str | None] | PageOutcome],
+        pages: Iterable[tuple[str | bytes, str | None, str | None] | PageOutcome],
     ) -> Iterator[PageOutcome]:
-        """Analyse ``(html, url, content_type, language)`` pages; yield outcomes in that order.
+        """Analyse ``(html, url, content_type)`` pages; yield outcomes in that order.
 
         An outcome given instead of a page (a page that could not be read) passes through.
         At most ``max_pending`` pages are in flight.

@@ -128,7 +128,7 @@ class PageAnalysisPipeline:
         if not adapter.get("title"):
             values["title"] = record["title"]
         if not adapter.get("links"):
-            values["links"] = record["links"]
+            values["links"] = list(record["links"])
         declared = None if isinstance(adapter.item, dict) else set(adapter.field_names())
         for name, value in values.items():
             if declared is not None and name not in declared:
