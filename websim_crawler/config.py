@@ -29,6 +29,7 @@ from websim_crawler.core.params import (
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import ConfigError
+from websim_crawler.pool import PoolParams
 from websim_crawler.reliability_params import ReliabilityParams
 from websim_crawler.render_params import RenderParams
 
@@ -41,7 +42,7 @@ class ItemFieldParams:
 
     html_field: str = setting("html", "WEBSIM_HTML_FIELD", "item field that holds the page HTML")
     chunk_detail: str = setting(
-        "full",
+        "main",
         "WEBSIM_CHUNK_DETAIL",
         "chunks written to items: full (every chunk), main (main-content chunks) or none",
         choices=("full", "main", "none"),
@@ -106,6 +107,7 @@ class WebsimConfig:
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
     distributed: DistributedParams = field(default_factory=DistributedParams)
+    pool: PoolParams = field(default_factory=PoolParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:
@@ -218,6 +220,12 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
     CommandFlag(("extract",), ("--chunks",), "WEBSIM_CHUNK_DETAIL", "which chunks to write"),
     CommandFlag(
         ("extract",), ("--language",), "WEBSIM_LANGUAGE", "ISO 639-1 language of the pages"
+    ),
+    CommandFlag(
+        ("extract",),
+        ("--workers",),
+        "WEBSIM_ANALYSIS_WORKERS",
+        "worker processes that analyse the pages (0: this one)",
     ),
     CommandFlag(("cluster",), ("-o", "--output"), "WEBSIM_CLUSTERS_OUTPUT", "clusters JSON file"),
     CommandFlag(("cluster",), ("--html",), "WEBSIM_CLUSTERS_HTML", "also write an HTML report"),
