@@ -42,8 +42,7 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
-from websim_crawler.core.analysis import AnalysisParams, analyse_page
-from websim_crawler.core.segment import BLOCK_TAGS
+from websim_crawler.core.page import BLOCK_TAGS, AnalysisParams, analyse_page
 from websim_crawler.core.text import detect_language
 from websim_crawler.errors import WebsimError
 

@@ -13,7 +13,6 @@ import numpy as np
 import pytest
 
 from websim_crawler.cli import main
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, find_near_duplicates
 from websim_crawler.core.neardup.content import content_texts, join_blocks
 from websim_crawler.core.neardup.index import ExactSentenceIndex, SiteTemplateRule
@@ -31,6 +30,7 @@ from websim_crawler.core.neardup.sentences import (
     sentence_hash,
     split_sentences,
 )
+from websim_crawler.core.page import analyse_page
 from websim_crawler.demo.site import Archive, record_page
 from websim_crawler.errors import ConfigError, PageError
 

@@ -16,7 +16,7 @@ from scrapy.utils.test import get_crawler
 
 from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import iter_jsonl
-from websim_crawler.core.site_memory import SiteTemplateMemory
+from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.demo.site import DemoSite
 from websim_crawler.jobdir import load_state, save_state, state_path
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline

@@ -12,10 +12,10 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
-from websim_crawler.core.analysis import AnalysisParams
 from websim_crawler.core.clustering.job import ClusteringParams
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.params import SettingsLike, params_from_settings, setting, validate
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.distributed.params import DistributedParams

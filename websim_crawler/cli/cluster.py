@@ -12,7 +12,6 @@ from typing import Any
 from tqdm import tqdm
 
 from websim_crawler._imports import require
-from websim_crawler.core.analysis import AnalysisParams, analyse_page, new_template_memory
 from websim_crawler.core.clustering import (
     CandidateScore,
     ClusteringParams,
@@ -25,6 +24,7 @@ from websim_crawler.core.clustering.auto import VALIDITY_INDICES
 from websim_crawler.core.clustering.fcm import METRICS
 from websim_crawler.core.clustering.job import AUTO, ENGINES, KINDS
 from websim_crawler.core.io import ReadReport, atomic_write_json, atomic_write_text, iter_jsonl
+from websim_crawler.core.page import AnalysisParams, analyse_page, new_template_memory
 from websim_crawler.errors import ConfigError, PageError
 
 

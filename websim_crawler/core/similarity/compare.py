@@ -17,8 +17,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.page import analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import link_similarity, normalize_url
