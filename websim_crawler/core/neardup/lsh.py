@@ -28,12 +28,13 @@ logger = logging.getLogger(__name__)
 
 _SKETCH_DEPTH = 4
 _SKETCH_BATCH = 1_000_000
-_SITE_MIX = np.uint64(0x9E3779B97F4A7C15)
+_SITE_MIX = 0x9E3779B97F4A7C15
+_UINT64_MASK = (1 << 64) - 1
 
 
 def site_keys(sentences: np.ndarray, site: int) -> np.ndarray:
     """Return the (sentence, site) keys the site sketch counts."""
-    return sentences.astype(np.uint64) ^ (np.uint64(site + 1) * _SITE_MIX)
+    return sentences.astype(np.uint64) ^ np.uint64(((site + 1) * _SITE_MIX) & _UINT64_MASK)
 
 
 class CountMinSketch:
