@@ -210,6 +210,11 @@ def test_one_sites_template_is_no_near_duplicate() -> None:
     # the same template sentences count when the rule is off (the demo site's ads and footer)
     loose = find_near_duplicates(items[:12], NeardupParams(site_template_min_pages=20))
     assert len(loose.pairs) == 66 and {pair.pair_class for pair in loose.pairs} == {"partial"}
+    # the MinHash method's site sketch applies the same rule
+    minhash = {"method": "minhash", "lsh_threshold": 0.1}
+    assert find_near_duplicates(items[:12], NeardupParams(**minhash)).pairs == []
+    loose_minhash = NeardupParams(**minhash, site_template_min_pages=20)
+    assert len(find_near_duplicates(items[:12], loose_minhash).pairs) > 30
     # a real copy inside the site is still found: record 1 again under a print URL
     copy = {**items[0], "url": "http://127.0.0.1:8000/record/1?print=1"}
     report = find_near_duplicates([*items[:9], copy])
