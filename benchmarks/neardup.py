@@ -221,7 +221,22 @@ def planted_quality(cache: Path, params: NeardupParams, n_dragnet: int, seed: in
         f"({dict(natural.stats['classes'])}); {len(related)} pages set aside"
     )
     usable = [url for url, (_, page, s) in extracted.items() if url not in related and len(s) >= 6]
-    donors = [p for stem in donor_stems for p in [gold_paragraphs(cache, stem)] if len(p) >= 3]
+    # Donor text that shares a sentence with a base would make real pairs outside the truth.
+    base_sentences = {
+        normalize_sentence(sentence)
+        for _, _, sentences in extracted.values()
+        for sentence in sentences
+    }
+    donors = [
+        paragraphs
+        for stem in donor_stems
+        for paragraphs in [gold_paragraphs(cache, stem)]
+        if len(paragraphs) >= 3
+        and not base_sentences.intersection(
+            normalize_sentence(s) for s in long_sentences(paragraphs, params.min_sentence_chars)
+        )
+    ]
+    print(f"donor texts: {len(donors)} of {len(donor_stems)} share no sentence with a base")
     rng.shuffle(donors)
     items: list[dict[str, Any]] = [{"url": url, "html": extracted[url][0]} for url in usable]
     truth: dict[PairKey, str] = {}

@@ -63,7 +63,7 @@ def register(subparsers: Any) -> None:
         "--max-clusters",
         type=int,
         default=defaults.max_clusters,
-        help="auto tries 2..min(this, sqrt(pages)) clusters (default: %(default)s)",
+        help="auto tries 2..min(this, pages / 5) clusters, coarse to fine (default: %(default)s)",
     )
     parser.add_argument(
         "--index",

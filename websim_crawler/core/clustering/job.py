@@ -19,10 +19,11 @@ from numpy.typing import NDArray
 from scipy.sparse.linalg import svds
 
 from websim_crawler.core.clustering.auto import (
+    STABLE_XIE_BENI,
     VALIDITY_INDICES,
     CandidateScore,
-    candidate_range,
     choose_n_clusters,
+    upper_bound,
 )
 from websim_crawler.core.clustering.dask_fcm import DEFAULT_CHUNK_ROWS, DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import INIT_METHODS, METRICS, FuzzyCMeans, Matrix
@@ -60,16 +61,16 @@ class ClusteringParams:
         AUTO, "WEBSIM_CLUSTERS_N", "number of clusters, or auto (chosen by a validity index)"
     )
     max_clusters: int = setting(
-        20,
+        100,
         "WEBSIM_CLUSTERS_MAX_K",
-        "auto tries 2..min(this, sqrt(documents)) clusters",
+        "auto tries 2..min(this, documents / 5) clusters, coarse to fine",
         minimum=2,
     )
     validity_index: str = setting(
-        "xie_beni",
+        STABLE_XIE_BENI,
         "WEBSIM_CLUSTERS_AUTO_INDEX",
-        "index auto picks by: xie_beni (lowest), partition_coefficient (highest), "
-        "partition_entropy (lowest)",
+        "index auto picks by: stable_xie_beni (lowest Xie-Beni among the split-half stable), "
+        "xie_beni (lowest), partition_coefficient (highest), partition_entropy (lowest)",
         choices=VALIDITY_INDICES,
     )
     fuzziness: float = setting(
@@ -340,10 +341,11 @@ def cluster_documents(
     if params.n_clusters == AUTO:
         model, candidates = choose_n_clusters(
             data,
-            candidate_range(n_distinct, params.max_clusters),
+            upper_bound(n_distinct, params.max_clusters),
             lambda k: _estimator(params, k),
             params.validity_index,
             on_candidate,
+            seed=params.seed,
         )
     else:
         assert isinstance(params.n_clusters, int)
