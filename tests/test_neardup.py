@@ -23,7 +23,6 @@ from websim_crawler.core.neardup.relations import (
     pair_class,
     path_similarity,
     relation_kind,
-    site_of,
 )
 from websim_crawler.core.neardup.sentences import (
     normalize_sentence,
@@ -31,6 +30,7 @@ from websim_crawler.core.neardup.sentences import (
     split_sentences,
 )
 from websim_crawler.core.page import analyse_page
+from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.demo.site import Archive, record_page
 from websim_crawler.errors import ConfigError, PageError
 
@@ -232,10 +232,7 @@ def test_main_chunks_keep_small_samples_of_a_site_apart() -> None:
     assert len(both.pairs) == 1 and both.pairs[0].relation == "in-site related"
 
 
-def test_url_rules() -> None:
-    assert site_of("http://www.news.example.co.uk:8080/a") == "example.co.uk"
-    assert site_of("https://blog.example.com/") == "example.com"
-    assert site_of("http://127.0.0.1:8001/x") == "127.0.0.1"
+def test_path_similarity() -> None:
     assert path_similarity("http://a.com/docs/x/page.html", "http://m.org/mirror/x/page.html") == (
         2 / 3
     )
@@ -376,17 +373,19 @@ def brute_force(
 ) -> dict:
     frequency: Counter[int] = Counter()
     on_site: Counter[tuple[int, str]] = Counter()
-    site_pages = Counter(site_of(page.url) for page in pages)
+    site_pages = Counter(registered_domain_of(page.url) for page in pages)
     for page in pages:
         for value in page.sentence_hashes.tolist():
             frequency[value] += 1
-            on_site[(value, site_of(page.url))] += 1
+            on_site[(value, registered_domain_of(page.url))] += 1
     sets = [
         {
             v
             for v in p.sentence_hashes.tolist()
             if frequency[v] <= max_frequency
-            and not rule.is_template(on_site[(v, site_of(p.url))], site_pages[site_of(p.url)])
+            and not rule.is_template(
+                on_site[(v, registered_domain_of(p.url))], site_pages[registered_domain_of(p.url)]
+            )
         }
         for p in pages
     ]
@@ -409,7 +408,7 @@ def test_spilled_index_matches_brute_force(
         buffer_entries=buffer_entries, site_template=rule,
     )  # fmt: skip
     for page in pages:
-        index.add(page, int(site_of(page.url)[1]))
+        index.add(page, int(registered_domain_of(page.url)[1]))
     found = {}
     for firsts, seconds, shared in index.pairs():
         for i, j, n in zip(firsts.tolist(), seconds.tolist(), shared.tolist(), strict=True):

@@ -8,7 +8,7 @@ import pytest
 from scrapy.settings import Settings
 from scrapy.utils.project import get_project_settings
 
-from websim_crawler.core.crawling import CrawlParams
+from websim_crawler.render_params import RenderParams
 from websim_crawler.spiders._render import SAFE_CONTEXT, enable_rendering, outside_the_web
 
 
@@ -49,11 +49,11 @@ def test_rendered_pages_may_request_only_web_schemes(url: str, aborted: bool) ->
 
 
 @pytest.mark.skipif(
-    not os.access(CrawlParams().chromium_path, os.X_OK), reason="chromium is not installed"
+    not os.access(RenderParams().chromium_path, os.X_OK), reason="chromium is not installed"
 )
 def test_rendering_allows_no_downloads_permissions_or_endless_loads() -> None:
     settings = Settings()
-    enable_rendering(settings, CrawlParams(render_timeout=12.0))
+    enable_rendering(settings, RenderParams(render_timeout=12.0))
     context = settings.getdict("PLAYWRIGHT_CONTEXTS")["default"]
     assert context == SAFE_CONTEXT
     assert context["accept_downloads"] is False and context["permissions"] == []

@@ -8,19 +8,18 @@ import pytest
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import (
-    CrawlParams,
     absolute_url,
     advance_page_parameter,
     looks_like_page,
     next_page_url,
     record_links,
-    same_site,
     site_template_links,
     url_shape,
 )
 from websim_crawler.core.forms import find_search_form, rank_search_forms
 from websim_crawler.core.html import parse_html
 from websim_crawler.errors import ConfigError
+from websim_crawler.render_params import RenderParams
 
 SITE = Path(__file__).resolve().parent / "site"
 BASE = "http://shop.example.org/"
@@ -210,8 +209,6 @@ def test_site_template_links_come_from_regions_or_the_whole_page() -> None:
 def test_url_helpers() -> None:
     assert url_shape("http://x.org/record/12?id=3&b=1") == "/record/*?b&id"
     assert url_shape("http://x.org/a/2024/notes/") == "/a/0/notes/"
-    assert same_site("http://www.x.org/a", "https://x.org/b")
-    assert not same_site("http://x.org:8001/", "http://x.org:8002/")
     assert absolute_url("javascript:void(0)", BASE) is None
     assert absolute_url("#top", BASE) is None
     assert absolute_url("ftp://x.org/f", BASE) is None
@@ -230,9 +227,9 @@ def test_crawl_params_come_from_settings_and_are_checked() -> None:
         {"WEBSIM_MAX_RESULT_PAGES": "3", "WEBSIM_RENDER_SCREENSHOT": "yes"}
     )
     assert config.crawl.max_result_pages == 3
-    assert config.crawl.render_screenshot is True
-    assert config.crawl.chromium_path == "/usr/bin/chromium"
+    assert config.render.render_screenshot is True
+    assert config.render.chromium_path == "/usr/bin/chromium"
     with pytest.raises(ConfigError, match="WEBSIM_MAX_RESULT_PAGES"):
         WebsimConfig.from_settings({"WEBSIM_MAX_RESULT_PAGES": "0"})
     with pytest.raises(ConfigError, match="WEBSIM_RENDER_TIMEOUT"):
-        CrawlParams(render_timeout=0.0)
+        RenderParams(render_timeout=0.0)

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 from lxml import etree
 
 from websim_crawler.core.params import setting, validate
+from websim_crawler.core.urls import same_host_port
 
 
 @dataclass(frozen=True)
@@ -36,36 +37,6 @@ class CrawlParams:
         "pages fetched by the site spider (-a max_pages overrides)",
         minimum=1,
         maximum=10_000_000,
-    )
-    chromium_path: str = setting(
-        "/usr/bin/chromium",
-        "WEBSIM_CHROMIUM_PATH",
-        "Chromium executable used by render=1 (Debian: apt-get install chromium)",
-    )
-    render_screenshot: bool = setting(
-        False,
-        "WEBSIM_RENDER_SCREENSHOT",
-        "with render=1, also store a full-page PNG (base64) in each item's screenshot field",
-    )
-    render_timeout: float = setting(
-        30.0,
-        "WEBSIM_RENDER_TIMEOUT",
-        "seconds a rendered page may take to load",
-        minimum=1.0,
-        maximum=600.0,
-    )
-    render_script_timeout: float = setting(
-        10.0,
-        "WEBSIM_RENDER_SCRIPT_TIMEOUT",
-        "seconds the layout capture may wait for a rendered page's scripts to yield",
-        minimum=0.5,
-        maximum=600.0,
-    )
-    retry_after_max: float = setting(
-        60.0,
-        "WEBSIM_RETRY_AFTER_MAX",
-        "longest Retry-After (seconds) a 429/503 retry waits for; longer asks give up",
-        minimum=0.0,
     )
 
     def __post_init__(self) -> None:
@@ -129,17 +100,6 @@ def absolute_url(href: str, base_url: str) -> str | None:
     return urlunsplit(parts._replace(fragment=""))
 
 
-def site_of(url: str) -> str:
-    """Return the host:port a URL belongs to, lower-cased, without a leading ``www.``."""
-    netloc = urlsplit(url).netloc.lower().rsplit("@", 1)[-1]
-    return netloc.removeprefix("www.")
-
-
-def same_site(url: str, other: str) -> bool:
-    """Tell whether two URLs are on the same site (host and port; ``www.`` ignored)."""
-    return site_of(url) == site_of(other)
-
-
 def looks_like_page(url: str) -> bool:
     """Tell whether a URL may be an HTML page (not an image, archive, feed or document)."""
     path = urlsplit(url).path
@@ -162,7 +122,7 @@ def next_page_url(
     best: tuple[float, str] | None = None
     for score, href in _next_page_candidates(root, page_number):
         candidate = absolute_url(href, url)
-        if candidate is None or candidate == url or not same_site(candidate, url):
+        if candidate is None or candidate == url or not same_host_port(candidate, url):
             continue
         if best is None or score > best[0]:
             best = (score, candidate)
@@ -285,7 +245,7 @@ def record_links(
             not in_template
             and not _is_pager_label(label)
             and link not in template_links
-            and same_site(link, results_url)
+            and same_host_port(link, results_url)
             and looks_like_page(link)
             and urlsplit(link).path not in list_paths
         ):

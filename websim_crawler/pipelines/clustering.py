@@ -15,7 +15,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.clustering import (
     ClusteringParams,
     ClusteringResult,
@@ -24,7 +24,7 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.io import atomic_write_json, atomic_write_text
+from websim_crawler.core.io import atomic_write_report
 from websim_crawler.errors import WebsimError
 from websim_crawler.jobdir import load_state, save_state
 
@@ -45,7 +45,7 @@ class ClusteringPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusteringPipeline:
         """Build the pipeline; ``NotConfigured`` unless ``WEBSIM_CLUSTERS_OUTPUT`` is set."""
-        params = WebsimConfig.from_settings(crawler.settings).clustering
+        params = websim_config(crawler).clustering
         if not params.output:
             raise NotConfigured("WEBSIM_CLUSTERS_OUTPUT is not set")
         logger.info(
@@ -95,7 +95,6 @@ class ClusteringPipeline:
     def _cluster_and_write(self) -> ClusteringResult:
         result = cluster_documents(self.collector.documents, self.params, self.collector.report)
         assert self.params.output is not None
-        atomic_write_json(self.params.output, build_report(result))
-        if self.params.html_output:
-            atomic_write_text(self.params.html_output, render_html(result))
+        html = render_html(result) if self.params.html_output else ""
+        atomic_write_report(self.params.output, build_report(result), self.params.html_output, html)
         return result

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import outgoing_links, page_title
+from websim_crawler.core.urls import hostname_of
 from websim_crawler.decoding import CONFIDENCE_META
+from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
+from websim_crawler.render_params import RenderParams
 from websim_crawler.spiders._args import parse_flag, report_errors_plainly
 from websim_crawler.spiders._render import enable_rendering, render_meta, rendered_screenshot
 
@@ -27,6 +29,8 @@ class WebsimSpider(scrapy.Spider):
     """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
 
     params: CrawlParams = CrawlParams()
+    render_params: RenderParams = RenderParams()
+    distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
@@ -38,11 +42,13 @@ class WebsimSpider(scrapy.Spider):
         """Build the spider, read its settings and switch rendering on when asked."""
         report_errors_plainly()
         spider = super().from_crawler(crawler, *args, **kwargs)
-        config = WebsimConfig.from_settings(crawler.settings)
+        config = websim_config(crawler)
         spider.params = config.crawl
+        spider.render_params = config.render
+        spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
         if spider.render:
-            enable_rendering(crawler.settings, spider.params)
+            enable_rendering(crawler.settings, spider.render_params)
         spider.configure()
         return spider
 
@@ -51,8 +57,7 @@ class WebsimSpider(scrapy.Spider):
 
     def restrict_to_site(self, url: str) -> None:
         """Keep the crawl (redirects too) on the host of ``url`` and its subdomains."""
-        host = (urlsplit(url).hostname or "").removeprefix("www.")
-        self.allowed_domains = [host]
+        self.allowed_domains = [hostname_of(url)]
 
     def page_request(
         self, url: str, callback: Any, *, meta: dict[str, Any] | None = None
@@ -66,7 +71,7 @@ class WebsimSpider(scrapy.Spider):
         """Return ``meta`` plus the rendering meta when ``render=1``."""
         combined = dict(meta or {})
         if self.render:
-            combined.update(render_meta(self.params))
+            combined.update(render_meta(self.render_params))
         return combined
 
     def html_root(self, response: Response) -> Any:

@@ -20,8 +20,8 @@ from scrapy.http import Response
 from scrapy.settings import Settings
 
 from websim_crawler._imports import require
-from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.errors import BrowserMissingError, WebsimError
+from websim_crawler.render_params import RenderParams
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ def check_chromium(path: str) -> None:
         ) from exc
 
 
-def enable_rendering(settings: Settings, params: CrawlParams) -> None:
+def enable_rendering(settings: Settings, params: RenderParams) -> None:
     """Route downloads through scrapy-playwright with the configured Chromium (spider priority)."""
     require("scrapy_playwright")
     check_chromium(params.chromium_path)
@@ -125,7 +125,7 @@ def outside_the_web(request: Any) -> bool:
     return not str(request.url).lower().startswith(_WEB_SCHEMES)
 
 
-def render_meta(params: CrawlParams) -> dict[str, Any]:
+def render_meta(params: RenderParams) -> dict[str, Any]:
     """Return the request meta that renders a page and records its layout boxes."""
     page_methods = require("scrapy_playwright.page")
     methods = [page_methods.PageMethod(record_layout, params.render_script_timeout)]

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
+from websim_crawler.core.clustering.params import STABLE_XIE_BENI, VALIDITY_INDICES
 
 logger = logging.getLogger(__name__)
 
-STABLE_XIE_BENI = "stable_xie_beni"
-VALIDITY_INDICES = (STABLE_XIE_BENI, "xie_beni", "partition_coefficient", "partition_entropy")
 # The direction in which each single index gets better.
 _HIGHER_IS_BETTER = {"xie_beni": False, "partition_coefficient": True, "partition_entropy": False}
 # Candidates whose split-half stability is at least this share of the best are "stable".

@@ -29,7 +29,7 @@ from websim_crawler.core.neardup.detect import (
 from websim_crawler.core.neardup.index import IndexStats, SiteTemplateRule
 from websim_crawler.core.neardup.pages import page_sentences
 from websim_crawler.core.neardup.params import NeardupParams
-from websim_crawler.core.neardup.relations import site_of
+from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -75,11 +75,11 @@ def _without_site_template(
     members: tuple[str, ...], rule: SiteTemplateRule, site_pages: dict[str, int]
 ) -> tuple[tuple[str, ...], int]:
     """Drop a sentence's pages of the sites it is template of; also return how many sites."""
-    on_site = Counter(site_of(url) for url in members)
+    on_site = Counter(registered_domain_of(url) for url in members)
     template = {
         site for site, count in on_site.items() if rule.is_template(count, site_pages[site])
     }
-    return tuple(url for url in members if site_of(url) not in template), len(template)
+    return tuple(url for url in members if registered_domain_of(url) not in template), len(template)
 
 
 def _pairs(pages: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -116,7 +116,9 @@ def dask_near_duplicates(
             combine_initial=(),
         )
     )
-    site_pages = dict(unique_pages.map(lambda record: site_of(record[1])).frequencies().compute())
+    site_pages = dict(
+        unique_pages.map(lambda record: registered_domain_of(record[1])).frequencies().compute()
+    )
     rule = SiteTemplateRule(params.site_template_share, params.site_template_min_pages)
     not_frequent = groups.pluck(1).filter(lambda members: len(members) <= cap)
     filtered = not_frequent.map(_without_site_template, rule, site_pages)

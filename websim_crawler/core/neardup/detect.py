@@ -31,9 +31,9 @@ from websim_crawler.core.neardup.relations import (
     overlap_rate,
     pair_class,
     relation_kind,
-    site_of,
     url_hash,
 )
+from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -233,7 +233,9 @@ class NearDuplicateFinder:
             self.dropped["duplicate_url"] += 1
             return "duplicate_url"
         self._url_hashes.add(key)
-        site = self._site_numbers.setdefault(site_of(page.url), len(self._site_numbers))
+        site = self._site_numbers.setdefault(
+            registered_domain_of(page.url), len(self._site_numbers)
+        )
         self.index.add(page, site)
         return None
 

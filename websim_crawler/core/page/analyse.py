@@ -40,7 +40,6 @@ from websim_crawler.core.page.filters import (
     remove_duplicates,
     remove_noise,
     remove_template,
-    site_of,
 )
 from websim_crawler.core.page.lines import main_content
 from websim_crawler.core.page.main import choose_main_chunks
@@ -54,6 +53,7 @@ from websim_crawler.core.page.records import (
 )
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page
 from websim_crawler.core.page.site_memory import SiteTemplateMemory
+from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
 
 
@@ -128,7 +128,7 @@ def _analyse_page(
     if params.duplicate_filter:
         remove_duplicates(leaves, params.duplicate_threshold)
     if params.template_filter and site_memory is not None:
-        remove_template(leaves, site_of(url), site_memory)
+        remove_template(leaves, host_port_of(url), site_memory)
 
     main_ids, main_leaves = choose_main_chunks(tree, leaves, params)
     main_text, keywords = main_content(main_leaves, title, lang, params)
@@ -153,17 +153,21 @@ def _leaf_features(
     params: AnalysisParams,
 ) -> None:
     """Compute each leaf chunk's keywords and the paper's features (steps 2 and 5)."""
-    stem = params.stem_chunk_keywords
-    title_keywords = list(dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem)))
+    stem, stemmer_name = params.stem_chunk_keywords, params.stemmer
+    title_keywords = list(
+        dict.fromkeys(textlib.keyword_tokens(title, lang, stem=stem, stemmer_name=stemmer_name))
+    )
     page_images = sum(leaf.segment.n_images for leaf in leaves)
     total_chars = leaves[-1].end if leaves else 0
     linked = [leaf for leaf in leaves if leaf.segment.has_links]
     link_keywords = textlib.keyword_token_lists(
-        [leaf.segment.link_text for leaf in linked], lang, stem=False
+        [leaf.segment.link_text for leaf in linked], lang, stem=False, stemmer_name=stemmer_name
     )
     for leaf, tokens in zip(linked, link_keywords, strict=True):
         leaf.n_link_keywords = len(tokens)
-    leaf_keywords = textlib.keyword_token_lists([leaf.text for leaf in leaves], lang, stem=stem)
+    leaf_keywords = textlib.keyword_token_lists(
+        [leaf.text for leaf in leaves], lang, stem=stem, stemmer_name=stemmer_name
+    )
     top_keywords, margin, threshold = (
         params.top_keywords,
         params.position_margin,

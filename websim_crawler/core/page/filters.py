@@ -5,17 +5,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from itertools import chain
-from urllib.parse import urlsplit
 
 import numpy as np
-import scipy.sparse
+from numpy.typing import NDArray
 
 from websim_crawler.core.page.params import AnalysisParams
 from websim_crawler.core.page.records import DUPLICATE, KEPT, NOISE, ChunkTree, LeafChunk
 from websim_crawler.core.page.segment import STRONG_BOILERPLATE_WORDS
 from websim_crawler.core.page.site_memory import SiteTemplateMemory, chunk_fingerprint
 
-_DUPLICATE_BLOCK_ROWS = 512
+_DUPLICATE_PRODUCTS = 2_000_000
 
 
 def new_template_memory(params: AnalysisParams) -> SiteTemplateMemory:
@@ -104,8 +103,12 @@ def remove_noise(leaves: list[LeafChunk], params: AnalysisParams, hints: list[st
 
 def keyword_matrix(
     counters: Sequence[Counter[str]],
-) -> scipy.sparse.csr_matrix:
-    """Stack keyword counters into an L2-normalised sparse matrix (rows = counters)."""
+) -> tuple[NDArray[np.float64], NDArray[np.int64], NDArray[np.int64]]:
+    """Stack keyword counters into an L2-normalised sparse matrix (rows = counters).
+
+    Returns the CSR arrays ``(values, term_columns, row_starts)``: row ``i`` holds
+    ``values[row_starts[i]:row_starts[i + 1]]`` in those columns.
+    """
     terms = list(chain.from_iterable(counters))
     columns = {term: column for column, term in enumerate(dict.fromkeys(terms))}
     indices = np.fromiter(map(columns.__getitem__, terms), dtype=np.int64, count=len(terms))
@@ -120,21 +123,55 @@ def keyword_matrix(
     norms = np.sqrt(np.bincount(rows, weights=values * values, minlength=len(counters)))
     norms[norms == 0] = 1.0
     values /= norms[rows]
-    return scipy.sparse.csr_matrix(
-        (values, indices, indptr), shape=(len(counters), max(1, len(columns)))
-    )
+    return values, indices, indptr
 
 
-def _transposed(matrix: scipy.sparse.csr_matrix) -> scipy.sparse.csr_matrix:
-    """Return the transpose of a CSR matrix as CSR, built directly (``.T.tocsr()`` makes two
-    matrices and validates both); each row lists its entries by increasing column, as there."""
-    n_rows, n_columns = matrix.shape
-    rows = np.repeat(np.arange(n_rows), np.diff(matrix.indptr))
-    order = np.argsort(matrix.indices, kind="stable")
-    indptr = np.concatenate(([0], np.cumsum(np.bincount(matrix.indices, minlength=n_columns))))
-    return scipy.sparse.csr_matrix(
-        (matrix.data[order], rows[order], indptr), shape=(n_columns, n_rows)
-    )
+def similar_row_pairs(
+    values: NDArray[np.float64],
+    indices: NDArray[np.int64],
+    indptr: NDArray[np.int64],
+    threshold: float,
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Return the pairs (row, earlier row) of a CSR matrix whose dot product is >= threshold.
+
+    A sparse product in NumPy alone (SciPy's import costs more than analysing a page): each
+    entry (row r, term t) meets the earlier rows holding t, read from the entries ordered by
+    term (a stable sort keeps each term's rows in order, so the earlier ones come first); the
+    products of a stripe of rows are summed per pair. A stripe expands to at most
+    ``_DUPLICATE_PRODUCTS`` products (or one row's), which bounds the memory.
+    """
+    n_rows = len(indptr) - 1
+    row_of = np.repeat(np.arange(n_rows), np.diff(indptr))
+    by_term = np.argsort(indices, kind="stable")
+    position = np.empty_like(by_term)
+    position[by_term] = np.arange(len(by_term))
+    term_starts = np.concatenate(([0], np.cumsum(np.bincount(indices))))[indices]
+    earlier = position - term_starts  # per entry: entries of its term in earlier rows
+    rows_by_term, values_by_term = row_of[by_term], values[by_term]
+    row_products = np.bincount(row_of, weights=earlier, minlength=n_rows).astype(np.int64)
+    products_before = np.concatenate(([0], np.cumsum(row_products)))
+    found: list[NDArray[np.int64]] = []
+    first = 0
+    while first < n_rows:
+        budget = products_before[first] + _DUPLICATE_PRODUCTS
+        last = max(first + 1, int(np.searchsorted(products_before, budget, side="right")) - 1)
+        entries = np.arange(indptr[first], indptr[last])
+        counts = earlier[entries]
+        total = int(products_before[last] - products_before[first])
+        if total:
+            entry = np.repeat(entries, counts)
+            other = (
+                term_starts[entry]
+                + np.arange(total)
+                - np.repeat(np.cumsum(counts) - counts, counts)
+            )
+            keys = row_of[entry] * n_rows + rows_by_term[other]
+            pairs, inverse = np.unique(keys, return_inverse=True)
+            sums = np.bincount(inverse, weights=values[entry] * values_by_term[other])
+            found.append(pairs[sums >= threshold - 1e-9])
+        first = last
+    hits = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
+    return hits // n_rows, hits % n_rows
 
 
 def remove_duplicates(leaves: list[LeafChunk], threshold: float) -> None:
@@ -152,38 +189,18 @@ def remove_duplicates(leaves: list[LeafChunk], threshold: float) -> None:
             leaf.fate, leaf.reason = DUPLICATE, f"cosine:{original.segment.chunk_id}"
     if len(distinct) < 2 or threshold > 1.0:
         return
-    matrix = keyword_matrix([leaf.keywords for leaf in distinct])
-    transposed = _transposed(matrix)
-    for start in range(0, len(distinct), _DUPLICATE_BLOCK_ROWS):
-        stripe = (  # a slice is a copy: only when the rows need several stripes
-            matrix
-            if len(distinct) <= _DUPLICATE_BLOCK_ROWS
-            else matrix[start : start + _DUPLICATE_BLOCK_ROWS]
-        )
-        block = stripe @ transposed
-        block_rows = np.repeat(np.arange(block.shape[0]), np.diff(block.indptr))
-        hits = (block.data >= threshold - 1e-9) & (block.indices < block_rows + start)
-        if not hits.any():
-            continue
-        rows, cols = block_rows[hits] + start, block.indices[hits]
-        ordered = np.lexsort((cols, rows))
-        matches: dict[int, list[int]] = {}
-        for row, col in zip(rows[ordered].tolist(), cols[ordered].tolist(), strict=True):
-            matches.setdefault(row, []).append(col)
-        for j, earlier in matches.items():
-            kept_index = next((i for i in earlier if distinct[i].fate == KEPT), None)
-            if kept_index is not None:
-                distinct[j].fate = DUPLICATE
-                distinct[j].reason = f"cosine:{distinct[kept_index].segment.chunk_id}"
-
-
-def site_of(url: str | None) -> str:
-    if not url:
-        return ""
-    try:
-        return (urlsplit(url).hostname or "").removeprefix("www.")
-    except ValueError:
-        return ""
+    rows, cols = similar_row_pairs(
+        *keyword_matrix([leaf.keywords for leaf in distinct]), threshold=threshold
+    )
+    ordered = np.lexsort((cols, rows))
+    matches: dict[int, list[int]] = {}
+    for row, col in zip(rows[ordered].tolist(), cols[ordered].tolist(), strict=True):
+        matches.setdefault(row, []).append(col)
+    for j, earlier in matches.items():
+        kept_index = next((i for i in earlier if distinct[i].fate == KEPT), None)
+        if kept_index is not None:
+            distinct[j].fate = DUPLICATE
+            distinct[j].reason = f"cosine:{distinct[kept_index].segment.chunk_id}"
 
 
 def remove_template(leaves: list[LeafChunk], site: str, memory: SiteTemplateMemory) -> None:

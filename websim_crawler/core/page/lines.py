@@ -194,7 +194,11 @@ def main_content(
         if len(lines) == len(leaf.segment.lines):
             keywords.update(leaf.keywords)
         else:
-            keywords.update(textlib.keyword_tokens(text, lang, stem=params.stem_chunk_keywords))
+            keywords.update(
+                textlib.keyword_tokens(
+                    text, lang, stem=params.stem_chunk_keywords, stemmer_name=params.stemmer
+                )
+            )
     if not params.stem_chunk_keywords:
-        keywords = textlib.stem_counts(keywords, lang)
+        keywords = textlib.stem_counts(keywords, lang, params.stemmer)
     return "\n".join(texts), keywords

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from websim_crawler.core.params import setting, validate
+from websim_crawler.core.text import DEFAULT_STEMMER, STEMMERS
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,14 @@ class AnalysisParams:
         "WEBSIM_STEM_CHUNK_KEYWORDS",
         "stem the keywords of every chunk for its features (False: unstemmed tokens, the "
         "main content's keywords are stemmed anyway)",
+    )
+    stemmer: str = setting(
+        DEFAULT_STEMMER,
+        "WEBSIM_STEMMER",
+        "snowball: Snowball stemmers in C (PyStemmer; English: Porter2); porter: the same with "
+        "Porter's original English algorithm; nltk: NLTK's Python stemmers (English: NLTK's "
+        "Porter variant), NLTK imported only then",
+        choices=STEMMERS,
     )
     noise_filter: bool = setting(True, "WEBSIM_NOISE_FILTER", "remove noise chunks (step 3)")
     hyperlink_threshold: float = setting(

@@ -39,6 +39,16 @@ class Chunk:
     is_main: bool
 
 
+_CHUNK_FIELDS = tuple(field.name for field in dataclasses.fields(Chunk))
+
+
+def chunk_dict(chunk: Chunk) -> dict[str, Any]:
+    """Return one chunk as JSON-safe data, its fields in declaration order."""
+    data = {name: getattr(chunk, name) for name in _CHUNK_FIELDS}
+    data["title_keywords"] = dict(chunk.title_keywords)
+    return data
+
+
 @dataclass(frozen=True)
 class PageAnalysis:
     """The analysis of one page: its chunks with their fate, main text and keywords."""
@@ -53,8 +63,18 @@ class PageAnalysis:
     links: tuple[str, ...]
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the record as JSON-safe data."""
-        return dataclasses.asdict(self)
+        """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
+        its recursive deep copy took a third of ``websim extract``'s time)."""
+        return {
+            "url": self.url,
+            "title": self.title,
+            "language": self.language,
+            "chunks": tuple(chunk_dict(chunk) for chunk in self.chunks),
+            "main_chunk_ids": self.main_chunk_ids,
+            "main_text": self.main_text,
+            "keywords": dict(self.keywords),
+            "links": self.links,
+        }
 
     def counts(self) -> Counter[str]:
         """Count the leaf chunks by fate (for stats)."""

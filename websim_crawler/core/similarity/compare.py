@@ -21,7 +21,7 @@ from websim_crawler.core.html import outgoing_links
 from websim_crawler.core.page import analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
-from websim_crawler.core.similarity.links import link_similarity, normalize_url
+from websim_crawler.core.similarity.links import link_similarity
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
@@ -34,6 +34,7 @@ from websim_crawler.core.similarity.visual import (
     colour_signature,
     signature_similarity,
 )
+from websim_crawler.core.urls import page_key
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
 logger = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ def page_features(
         url=url,
         document=document,
         keywords={str(k): int(v) for k, v in keywords.items()},
-        links=frozenset(normalize_url(link) for link in links),
+        links=frozenset(page_key(link) for link in links),
         signature=signature,
         problems=problems,
     )
@@ -245,7 +246,7 @@ def compare_pages(
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
     params = params or SimilarityParams()
-    weights = dict(zip(STAGES, params.weights(), strict=True))
+    weights = dict(zip(STAGES, params.stage_weights, strict=True))
     results: list[StageResult] = []
     stopped_at: str | None = None
     for stage in STAGES:
