@@ -205,7 +205,6 @@ def cluster_documents(
             lambda k: _estimator(params, k),
             params.validity_index,
             on_candidate,
-            seed=params.seed,
         )
     else:
         assert isinstance(params.n_clusters, int)

@@ -11,8 +11,7 @@ from typing import Any
 from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
 
-STABLE_XIE_BENI = "stable_xie_beni"
-VALIDITY_INDICES = (STABLE_XIE_BENI, "xie_beni", "partition_coefficient", "partition_entropy")
+VALIDITY_INDICES = ("xie_beni", "partition_coefficient", "partition_entropy")
 METRICS = ("cosine", "euclidean")
 INIT_METHODS = ("k-means++", "random")
 DEFAULT_CHUNK_ROWS = 20_000
@@ -47,10 +46,10 @@ class ClusteringParams:
         minimum=2,
     )
     validity_index: str = setting(
-        STABLE_XIE_BENI,
+        "xie_beni",
         "WEBSIM_CLUSTERS_AUTO_INDEX",
-        "index auto picks by: stable_xie_beni (lowest Xie-Beni among the split-half stable), "
-        "xie_beni (lowest), partition_coefficient (highest), partition_entropy (lowest)",
+        "index auto picks by: xie_beni (the fewest clusters within 10% of the lowest), "
+        "partition_coefficient (highest), partition_entropy (lowest)",
         choices=VALIDITY_INDICES,
     )
     fuzziness: float = setting(

@@ -75,7 +75,6 @@ def build_report(result: ClusteringResult) -> dict[str, Any]:
                 "partition_entropy": _json_number(score.partition_entropy),
                 "xie_beni": _json_number(score.xie_beni),
                 "objective": _json_number(score.objective),
-                "stability": _json_number(score.stability),
             }
             for score in result.candidates
         ]
