@@ -246,7 +246,7 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
         ("cluster",),
         ("--max-clusters",),
         "WEBSIM_CLUSTERS_MAX_K",
-        "auto tries 2..min(this, sqrt(pages)) clusters",
+        "auto tries 2..min(this, pages / 5) clusters, coarse to fine",
     ),
     CommandFlag(
         ("cluster",), ("--index",), "WEBSIM_CLUSTERS_AUTO_INDEX", "validity index auto picks by"
