@@ -256,6 +256,24 @@ def test_mistakes_through_real_subprocesses(tmp_path: Path) -> None:
     assert not (tmp_path / "c.json").exists()
 
 
+def test_a_closed_pipe_ends_extract_quietly(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for number in range(40):  # far more JSON than a pipe buffer holds
+        (pages / f"{number:02d}.html").write_bytes((PAGES / "volcanoes.html").read_bytes())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "websim_crawler", "extract", str(pages)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert json.loads(process.stdout.readline())["title"]  # like `| head -1`
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+    assert "Traceback" not in process.stderr.read()
+
+
 # --- one door for settings --------------------------------------------------------------------
 
 
