@@ -512,3 +512,10 @@ def test_neardup_analyses_items_with_the_settings_given() -> None:
     with NearDuplicateFinder(analysis_params=small) as finder:
         assert finder.add_item(item) == "too_large"
         assert finder.analysis_params.noise_filter is False  # chunks only: filters off
+
+
+def test_demo_refuses_settings_it_sets_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "-s", "WEBSIM_CLUSTERS_HTML=x.html"]) == 2
+    assert only_line(capsys.readouterr().err) == (
+        "websim demo: error: websim demo writes WEBSIM_CLUSTERS_HTML into -o FOLDER; leave it unset"
+    )
