@@ -257,6 +257,24 @@ def test_mistakes_through_real_subprocesses(tmp_path: Path) -> None:
     assert not (tmp_path / "c.json").exists()
 
 
+def test_a_closed_pipe_ends_extract_quietly(tmp_path: Path) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    for number in range(40):  # far more JSON than a pipe buffer holds
+        (pages / f"{number:02d}.html").write_bytes((PAGES / "volcanoes.html").read_bytes())
+    process = subprocess.Popen(
+        [sys.executable, "-m", "websim_crawler", "extract", str(pages)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert json.loads(process.stdout.readline())["title"]  # like `| head -1`
+    process.stdout.close()
+    assert process.wait(timeout=120) == 141
+    assert "Traceback" not in process.stderr.read()
+
+
 # --- one door for settings --------------------------------------------------------------------
 
 
@@ -496,3 +514,10 @@ def test_neardup_analyses_items_with_the_settings_given() -> None:
     with NearDuplicateFinder(analysis_params=small) as finder:
         assert finder.add_item(item) == "too_large"
         assert finder.analysis_params.noise_filter is False  # chunks only: filters off
+
+
+def test_demo_refuses_settings_it_sets_itself(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "-s", "WEBSIM_CLUSTERS_HTML=x.html"]) == 2
+    assert only_line(capsys.readouterr().err) == (
+        "websim demo: error: websim demo writes WEBSIM_CLUSTERS_HTML into -o FOLDER; leave it unset"
+    )

@@ -22,9 +22,10 @@ from websim_crawler.cli._settings import (
 )
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.demo.site import DemoSite
-from websim_crawler.errors import WebsimError
+from websim_crawler.errors import ConfigError, WebsimError
 
 DEMO_QUERIES = ("astronomy", "bread", "beekeeping", "cycling", "volcanoes")
+DEMO_OUTPUTS = ("WEBSIM_CLUSTERS_OUTPUT", "WEBSIM_CLUSTERS_HTML")  # set by the demo itself
 _CRAWL_TIMEOUT_SECONDS = 600
 
 
@@ -63,12 +64,16 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     """Serve the demo site and crawl it (or only serve it with ``--serve``)."""
     command_config(args, "demo")  # a bad setting stops here, before the site starts
+    settings = command_settings(args, "demo")
+    for name in DEMO_OUTPUTS:
+        if name in settings:
+            raise ConfigError(f"websim demo writes {name} into -o FOLDER; leave it unset")
     with DemoSite() as site:
         if args.serve:
             print(f"demo site at {site.url} (Ctrl-C stops it)", flush=True)
             while True:
                 time.sleep(3600)
-        return crawl_demo(site.url, Path(args.output), command_settings(args, "demo"))
+        return crawl_demo(site.url, Path(args.output), settings)
 
 
 def crawl_demo(start_url: str, output: Path, settings: dict[str, object]) -> int:
