@@ -248,6 +248,7 @@ def test_too_large_page_is_refused() -> None:
     assert caught.value.reason == "too_large"
 
 
+@pytest.mark.slow
 def test_twenty_megabyte_page_is_analysed() -> None:
     sentence = "Large pages still carry sentences about rivers and mountains. "
     paragraph = f"<div><p>{sentence * 30}</p></div>"  # 20 MB in 20,000 elements (the budget)

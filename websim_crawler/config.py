@@ -22,13 +22,12 @@ from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.params import (
     SettingsLike,
-    declared_settings,
     params_from_settings,
     setting,
     validate,
 )
 from websim_crawler.core.similarity.params import SimilarityParams
-from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import ConfigError
 from websim_crawler.pool import PoolParams
 from websim_crawler.reliability_params import ReliabilityParams
@@ -154,12 +153,7 @@ _CACHE_ATTRIBUTE = "_websim_config"
 
 def setting_names() -> tuple[str, ...]:
     """Return the name of every ``WEBSIM_*`` setting ``WebsimConfig`` reads."""
-    hints = typing.get_type_hints(WebsimConfig)
-    return tuple(
-        name
-        for section in dataclasses.fields(WebsimConfig)
-        for name, _default, _help in declared_settings(hints[section.name])
-    )
+    return tuple(declared_setting_fields())
 
 
 def websim_config(crawler: HasSettings) -> WebsimConfig:
@@ -252,7 +246,7 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
         ("cluster",),
         ("--max-clusters",),
         "WEBSIM_CLUSTERS_MAX_K",
-        "auto tries 2..min(this, sqrt(pages)) clusters",
+        "auto tries 2..min(this, pages / 5) clusters, coarse to fine",
     ),
     CommandFlag(
         ("cluster",), ("--index",), "WEBSIM_CLUSTERS_AUTO_INDEX", "validity index auto picks by"

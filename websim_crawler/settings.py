@@ -29,7 +29,11 @@ DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # larger responses are cancelled (Scrapy's 
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 RETRY_TIMES = 2
 # Retries of 429/503 answers wait for their Retry-After (up to WEBSIM_RETRY_AFTER_MAX s).
-DOWNLOADER_MIDDLEWARES = {"websim_crawler.reliability.RetryAfterMiddleware": 560}
+DOWNLOADER_MIDDLEWARES = {
+    "websim_crawler.reliability.RetryAfterMiddleware": 560,
+    # After decompression (590): decode pages as browsers do (see decoding.py).
+    "websim_crawler.decoding.PageDecodingMiddleware": 585,
+}
 DEPTH_LIMIT = 4  # the site spider's link depth; deepweb is bounded by max_pages instead
 CLOSESPIDER_PAGECOUNT = 5000  # a safety cap on responses per crawl
 

@@ -12,11 +12,11 @@ from twisted.python.failure import Failure
 
 from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
-from websim_crawler.core.html import decode_html, opened_tags, outgoing_links, page_title
+from websim_crawler.core.html import opened_tags, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of
-from websim_crawler.distributed.params import DistributedParams
-from websim_crawler.errors import PageError
+from websim_crawler.decoding import CONFIDENCE_META
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
 from websim_crawler.render_params import RenderParams
@@ -118,9 +118,12 @@ class WebsimSpider(scrapy.Spider):
             kind=kind,
             status=response.status,
             title=page_title(root),
-            html=page_text(response),
+            html=response.text,
             links=links if links is not None else outgoing_links(root, response.url),
         )
+        confidence = response.meta.get(CONFIDENCE_META)
+        if confidence is not None:
+            item["encoding_confidence"] = confidence
         screenshot = rendered_screenshot(response)
         if screenshot is not None:
             item["screenshot"] = screenshot
@@ -137,15 +140,3 @@ class WebsimSpider(scrapy.Spider):
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""
         self.crawler.stats.inc_value(key)
-
-
-def page_text(response: HtmlResponse) -> str:
-    """Return the page's text; a declared charset the bytes contradict is overruled by detection."""
-    text = response.text
-    if "\ufffd" not in text:
-        return text
-    content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
-    try:
-        return decode_html(response.body, content_type)
-    except PageError:  # binary: the analysis pipeline drops it with its reason
-        return text
