@@ -113,6 +113,7 @@ def crawl(site: str, folder: Path, *, stop_after: int | None = None) -> int:
         f"WEBSIM_CLUSTERS_OUTPUT={folder / 'clusters.json'}",
         "WEBSIM_CLUSTERS_N=5",
         "CONCURRENT_REQUESTS=1",  # one order of pages, so both crawls analyse alike
+        "WEBSIM_ANALYSIS_WORKERS=0",  # ... one page at a time, the template memory too
         "AUTOTHROTTLE_ENABLED=0",
         "DOWNLOAD_DELAY=0.05",
         "LOG_LEVEL=DEBUG",
