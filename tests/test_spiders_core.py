@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import (
-    CrawlParams,
     absolute_url,
     advance_page_parameter,
     looks_like_page,
@@ -230,9 +230,9 @@ def test_crawl_params_come_from_settings_and_are_checked() -> None:
         {"WEBSIM_MAX_RESULT_PAGES": "3", "WEBSIM_RENDER_SCREENSHOT": "yes"}
     )
     assert config.crawl.max_result_pages == 3
-    assert config.crawl.render_screenshot is True
-    assert config.crawl.chromium_path == "/usr/bin/chromium"
+    assert config.render.screenshot is True
+    assert config.render.chromium_path == "/usr/bin/chromium"
     with pytest.raises(ConfigError, match="WEBSIM_MAX_RESULT_PAGES"):
         WebsimConfig.from_settings({"WEBSIM_MAX_RESULT_PAGES": "0"})
     with pytest.raises(ConfigError, match="WEBSIM_RENDER_TIMEOUT"):
-        CrawlParams(render_timeout=0.0)
+        RenderParams(timeout=0.0)

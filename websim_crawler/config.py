@@ -12,6 +12,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from websim_crawler.browser.params import RenderParams
 from websim_crawler.core.analysis import AnalysisParams
 from websim_crawler.core.clustering.job import ClusteringParams
 from websim_crawler.core.crawling import CrawlParams
@@ -49,6 +50,7 @@ class WebsimConfig:
     items: ItemFieldParams = field(default_factory=ItemFieldParams)
     analysis: AnalysisParams = field(default_factory=AnalysisParams)
     crawl: CrawlParams = field(default_factory=CrawlParams)
+    render: RenderParams = field(default_factory=RenderParams)
     clustering: ClusteringParams = field(default_factory=ClusteringParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)

@@ -57,7 +57,7 @@ class CompareSpider(WebsimSpider):
         """Read the similarity settings; rendering always takes a screenshot here."""
         config = WebsimConfig.from_settings(self.crawler.settings)
         self.config = dataclasses.replace(config, similarity=with_weights_file(config.similarity))
-        self.params = dataclasses.replace(self.params, render_screenshot=True)
+        self.render_params = dataclasses.replace(self.render_params, screenshot=True)
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         """Request both pages (not filtered: the two URLs may be the same page)."""
