@@ -69,8 +69,16 @@ INIT_SCRIPT = """(() => {
 # Milliseconds the DOM has been quiet; 0 while a timer due within 5 s is pending.
 _QUIET_SCRIPT = """() => (window.__websimPendingTimers && window.__websimPendingTimers() > 0)
   ? 0 : performance.now() - (window.__websimLastChange || 0)"""
-_HEIGHT_SCRIPT = "() => document.documentElement.scrollHeight"
-_SCROLL_SCRIPT = "() => window.scrollTo(0, document.documentElement.scrollHeight)"
+# What grows when an infinite-scroll list loads more: the page's height or its element count.
+_GROWTH_SCRIPT = (
+    "() => document.documentElement.scrollHeight + ',' + document.getElementsByTagName('*').length"
+)
+# Scroll (or click), and count it as a change: its events and their requests come a frame later.
+_SCROLL_SCRIPT = """() => {
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  window.__websimLastChange = performance.now();
+}"""
+_STAMP_SCRIPT = "() => { window.__websimLastChange = performance.now(); }"
 
 LAYOUT_BOX_SCRIPT = """(maxBoxes) => {
   const skipped = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "META", "LINK", "TITLE"]);
@@ -285,12 +293,12 @@ async def settle_and_scroll(
     if not await settle(page, guard, params):
         count("websim/render/settle_timeout")
     for _ in range(params.scrolls):
-        height = await run_script(page, _HEIGHT_SCRIPT, params.script_timeout)
+        before = await run_script(page, _GROWTH_SCRIPT, params.script_timeout)
         await run_script(page, _SCROLL_SCRIPT, params.script_timeout)
         count("websim/render/scrolls")
         if not await settle(page, guard, params):
             count("websim/render/settle_timeout")
-        if await run_script(page, _HEIGHT_SCRIPT, params.script_timeout) <= height:
+        if await run_script(page, _GROWTH_SCRIPT, params.script_timeout) == before:
             break
 
 
@@ -325,7 +333,8 @@ async def click_control(page: Any, xpath: str, params: RenderParams) -> None:
     """Click the element at ``xpath`` (a script "next" control) and wait for a navigation."""
     locator = page.locator(f"xpath={xpath}").first
     await locator.click(timeout=params.script_timeout * 1000, no_wait_after=True)
-    await asyncio.sleep(0.05)
+    with contextlib.suppress(Exception):  # a click that navigates leaves no document to stamp
+        await run_script(page, _STAMP_SCRIPT, params.script_timeout)
     await page.wait_for_load_state("load", timeout=params.timeout * 1000)
 
 

@@ -50,6 +50,12 @@ def register(subparsers: Any) -> None:
         help="number of clusters, or 'auto' (chosen by a validity index; default: %(default)s)",
     )
     parser.add_argument(
+        "--render",
+        action="store_true",
+        help="crawl the site's JavaScript search (/js/) with render=1: results that scripts add "
+        "late and one by one, a script 'Next' button",
+    )
+    parser.add_argument(
         "--serve",
         action="store_true",
         help="only serve the demo site (print its address) until interrupted, to crawl it by hand",
@@ -64,10 +70,11 @@ def run(args: argparse.Namespace) -> int:
             print(f"demo site at {site.url} (Ctrl-C stops it)", flush=True)
             while True:
                 time.sleep(3600)
-        return crawl_demo(site.url, Path(args.output), str(args.n_clusters))
+        start_url = site.url + "js/" if args.render else site.url
+        return crawl_demo(start_url, Path(args.output), str(args.n_clusters), render=args.render)
 
 
-def crawl_demo(start_url: str, output: Path, n_clusters: str) -> int:
+def crawl_demo(start_url: str, output: Path, n_clusters: str, *, render: bool = False) -> int:
     """Crawl ``start_url`` with deepweb into ``output`` and print a summary of the clusters."""
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)
@@ -101,9 +108,14 @@ def crawl_demo(start_url: str, output: Path, n_clusters: str) -> int:
         f"LOG_FILE={log}",
         "-s",
         "LOG_LEVEL=INFO",
+        "-a",
+        f"render={int(render)}",
     ]
     print(f"demo site at {start_url}", flush=True)
-    print(f"crawling it: scrapy crawl deepweb -a queries={','.join(DEMO_QUERIES)} -a follow=1")
+    print(
+        f"crawling it: scrapy crawl deepweb -a queries={','.join(DEMO_QUERIES)} -a follow=1"
+        + (" -a render=1" if render else "")
+    )
     environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
     started = time.monotonic()
     try:

@@ -170,6 +170,9 @@ def answer(archive: Archive, wrap: Wrap, path: str, parameters: dict[str, str]) 
 <nav class="pagination"><button id="next" type="button" hidden>Next &rsaquo;</button></nav>
 <script>{_ADD_RESULTS}{script}</script>"""
         return Answer(200, wrap(f"Search: {query}", main, query=query, search="/js/search"))
+    if path == "/js/patterns/":
+        links = "".join(f'<li><a href="/js/patterns/{name}">{name}</a></li>' for name in PATTERNS)
+        return Answer(200, wrap("Script patterns", f"<h1>Script patterns</h1><ul>{links}</ul>"))
     if path.startswith("/js/patterns/"):
         return _pattern(archive, wrap, path.removeprefix("/js/patterns/"), parameters)
     return None
