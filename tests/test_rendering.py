@@ -291,7 +291,7 @@ def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
         items, stats = run_crawl(
             "site", tmp_path, "-a", f"start_url={site.url}", "-a", "render=1",
             "-s", "WEBSIM_RENDER_SCREENSHOT=1", "-s", "DOWNLOAD_MAXSIZE=2000000",
-            "-s", "WEBSIM_RENDER_MAX_MEMORY=400", "-s", "RETRY_ENABLED=False",
+            "-s", "WEBSIM_RENDER_MAX_MEMORY=800", "-s", "RETRY_ENABLED=False",
         )  # fmt: skip
     finally:
         site.stop()
@@ -302,7 +302,7 @@ def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
     for path, stat in DROPPED.items():
         assert stats.get(stat, 0) >= 1, (path, stat, stats)
     assert stats["websim/pages/failed/offsite_navigation"] == 4
-    assert "/etc/passwd" not in json.dumps(items) and "root:x:0" not in json.dumps(items)
+    assert "root:x:0" not in json.dumps(items)  # no file: content reached a page
     assert stats["websim/render/blocked/private_address"] >= 8
     assert stats["websim/render/blocked/popup"] >= 1
     assert stats["websim/render/memory_kills"] >= 1

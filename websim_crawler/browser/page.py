@@ -17,6 +17,7 @@ import logging
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin
 
 from websim_crawler.browser.confine import Confinement
 from websim_crawler.browser.params import RenderParams
@@ -155,7 +156,12 @@ class PageGuard:
         self.memory_kills = memory_kills
         self.kills_at_start = memory_kills()
         self.meta = meta if meta is not None else {}
-        self.refused: str | None = None
+        # A retry of a refused page (scrapy-playwright retries a closed or crashed page) is
+        # refused at once: every request it makes is aborted.
+        self.refused: str | None = next(
+            (reason for reason, stat in _REFUSALS.items() if self.meta.get(REFUSED_META) == stat),
+            None,
+        )
         self.bytes_received = 0
         self.pending: set[Any] = set()
         self.last_network_change = asyncio.get_running_loop().time()
@@ -169,6 +175,7 @@ class PageGuard:
         page.on("popup", self._close_popup)
         page.on("download", self._refuse_download)
         page.on("crash", self._crashed)
+        page.on("response", self._check_redirect)
         page.on("request", self._request_started)
         page.on("requestfinished", self._request_ended)
         page.on("requestfailed", self._request_ended)
@@ -198,7 +205,9 @@ class PageGuard:
         return asyncio.get_running_loop().time() - self.last_network_change
 
     async def _route(self, route: Any, request: Any) -> None:
-        if not is_web_url(str(request.url)):
+        if self.refused is not None:
+            await _quietly(route.abort())
+        elif not is_web_url(str(request.url)):
             self.count("websim/render/blocked/scheme")
             await _quietly(route.abort())
         elif self._leaves_the_site(request):
@@ -209,13 +218,26 @@ class PageGuard:
             await _quietly(route.fallback())
 
     def _leaves_the_site(self, request: Any) -> bool:
+        return self._in_main_frame(request) and not self.confinement.is_own_url(str(request.url))
+
+    @staticmethod
+    def _in_main_frame(request: Any) -> bool:
+        """Tell whether a request navigates the page's main frame."""
         if not request.is_navigation_request():
             return False
         try:
-            main_frame = request.frame.parent_frame is None
+            return bool(request.frame.parent_frame is None)
         except Exception:  # a worker's request has no frame
             return False
-        return main_frame and not self.confinement.is_own_url(str(request.url))
+
+    def _check_redirect(self, response: Any) -> None:
+        """Refuse a page whose own navigation is redirected off the crawl's sites."""
+        if not 300 <= response.status < 400 or not self._in_main_frame(response.request):
+            return
+        location = response.headers.get("location")
+        if location and not self.confinement.is_own_url(urljoin(str(response.url), location)):
+            self.count("websim/render/blocked/offsite_navigation")
+            self.refuse("offsite_navigation")
 
     def _close_popup(self, popup: Any) -> None:
         self.count("websim/render/blocked/popup")
@@ -241,7 +263,7 @@ class PageGuard:
         self.bytes_received += int(event.get("dataLength") or 0)
         if self.bytes_received > self.max_bytes and self.refused is None:
             self.refuse("too_large")
-            asyncio.get_running_loop().create_task(_quietly(self.cdp.send("Page.stopLoading")))
+            asyncio.get_running_loop().create_task(_quietly(self.page.close()))
 
 
 def is_web_url(url: str) -> bool:

@@ -4,7 +4,7 @@ Every 0.1 s the watchdog sums the private resident memory (RSS less the shared p
 Chromium process maps and a plain RSS sum would count once per process) of the Chromium
 processes started by this process. Past the cap it kills the largest renderer (the page in it
 crashes; its request is counted as ``websim/pages/failed/render_memory``) and, when the browser
-stays over the cap for a second with no renderer left to kill, restarts the whole browser.
+stays over the cap for 5 s with no large renderer left to kill, restarts the whole browser.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ logger = logging.getLogger(__name__)
 
 _POLL_SECONDS = 0.1
 _RESCAN_SECONDS = 1.0
-_GRACE_SECONDS = 1.0
+_GRACE_SECONDS = 5.0
 
 
 def chromium_processes() -> list[Any]:
@@ -81,6 +81,9 @@ class MemoryWatchdog:
         loop = asyncio.get_running_loop()
         if self.total_bytes() <= self.limit_bytes:
             self._over_since = None
+            return
+        self._rescanned = 0.0  # over the cap: measure the processes there are now
+        if self.total_bytes() <= self.limit_bytes:
             return
         renderers = []
         for process in self.processes:
