@@ -25,6 +25,7 @@ from hostile_site import DROPPED, STORED, WIDE_PIXELS, HostileSite, InternalServ
 
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
+from websim_crawler.cli import main
 from websim_crawler.core.crawling import next_page
 from websim_crawler.core.html import parse_html
 from websim_crawler.demo import scripted
@@ -357,3 +358,21 @@ def test_compare_render_confines_saved_files_and_ends_on_busy_pages(tmp_path: Pa
     finished = compare(page, busy, "-s", "WEBSIM_RENDER_SCRIPT_TIMEOUT=2")
     assert finished.returncode not in (0, 1)
     assert "cannot render" in finished.stderr and "WEBSIM_RENDER_SCRIPT_TIMEOUT" in finished.stderr
+
+
+@pytest.mark.slow
+@needs_browser
+def test_demo_render_crawls_the_javascript_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--render", "-o", str(tmp_path)]) == 0
+    assert "crawled 50 pages (40 record, 10 results)" in capsys.readouterr().out
+    pages = [json.loads(line) for line in (tmp_path / "pages.jsonl").read_text().splitlines()]
+    archive = Archive.bundled()
+    for page in pages:
+        if page["kind"] == "results":  # every result the script added, on pages 1 and 2
+            expected = [record.title for record in archive.search(page["query"])]
+            first = (page["page"] - 1) * scripted.RESULTS_PER_PAGE
+            shown = expected[first : first + scripted.RESULTS_PER_PAGE]
+            assert result_titles(page["html"]) == shown
+            assert "/js/search?" in page["url"]
