@@ -181,6 +181,11 @@ class PageGuard:
         page.on("requestfailed", self._request_ended)
         self.cdp = await page.context.new_cdp_session(page)
         self.cdp.on("Network.dataReceived", self._data_received)
+        # Refused before they begin: a download the page starts neither runs nor fails the page.
+        self.cdp.on(
+            "Page.downloadWillBegin", lambda _event: self.count("websim/render/blocked/download")
+        )
+        await self.cdp.send("Page.setDownloadBehavior", {"behavior": "deny"})
         await self.cdp.send(
             "Network.enable", {"maxTotalBufferSize": 1_000_000, "maxResourceBufferSize": 100_000}
         )
