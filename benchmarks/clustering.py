@@ -45,7 +45,6 @@ import skfuzzy
 from sklearn.cluster import KMeans
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.clustering import (
     ClusteringParams,
     Document,
@@ -57,6 +56,7 @@ from websim_crawler.core.clustering import (
 from websim_crawler.core.clustering.auto import candidate_range
 from websim_crawler.core.clustering.fcm import l2_normalize_rows
 from websim_crawler.core.html import parse_html, remove_invisible
+from websim_crawler.core.page import analyse_page
 from websim_crawler.core.text import detect_language, keyword_counts
 from websim_crawler.errors import WebsimError
 

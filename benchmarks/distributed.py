@@ -7,6 +7,12 @@
   Each worker allows ``--concurrency`` requests at a time. Pages/s = pages crawled / (last
   response of any worker - first worker's start), from each worker's WEBSIM_STATS_OUTPUT,
   so process start-up and the idle wait before a worker stops are not counted.
+(c) Kill and replace: the same site crawled by two workers; once worker 1 has written
+  ``--kill-after`` pages it is killed with SIGKILL (a machine lost, requests in flight) and a
+  replacement worker is started (``WEBSIM_REDIS_LEASE=--lease`` seconds, so the dead worker's
+  leased requests are requeued that long after the kill). Reported: pages lost (site pages in no
+  feed; must be 0), duplicates before de-duplication (lines of the feeds minus distinct URLs:
+  the pages the dead worker had written but not yet acknowledged), and requests requeued.
 (b) Clustering: fuzzy c-means on N=``--rows`` LSA-like rows (50 dims, float32, 10 blobs), the
   in-memory ``FuzzyCMeans`` against ``DaskFuzzyCMeans`` on a LocalCluster (2 worker processes,
   chunks of ``--chunk-rows`` rows), same seed, 20 iterations each; the largest membership difference
@@ -16,6 +22,7 @@ Usage::
 
     .venv/bin/python benchmarks/distributed.py
     .venv/bin/python benchmarks/distributed.py --part crawl --pages 300 --delay 0.1
+    .venv/bin/python benchmarks/distributed.py --part kill --pages 400 --kill-after 60
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -71,32 +79,57 @@ def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+def worker_command(
+    redis_url: str, prefix: str, out: Path, concurrency: int, *extra: str
+) -> list[str]:
+    """Return the command of one ``site`` worker writing ``out``.jsonl, .stats.json and .log."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-O", f"{out}.jsonl"]
+    for setting in (
+        f"WEBSIM_REDIS_URL={redis_url}",
+        f"WEBSIM_REDIS_PREFIX={prefix}",
+        "WEBSIM_REDIS_MAX_IDLE=3",
+        "WEBSIM_REDIS_POLL_INTERVAL=0.2",
+        f"WEBSIM_STATS_OUTPUT={out}.stats.json",
+        f"CONCURRENT_REQUESTS_PER_DOMAIN={concurrency}",
+        "AUTOTHROTTLE_ENABLED=0",
+        "DEPTH_LIMIT=0",
+        "LOG_LEVEL=WARNING",
+        f"LOG_FILE={out}.log",
+        *extra,
+    ):
+        command += ["-s", setting]
+    return command
+
+
+ENVIRONMENT = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+
+
+def seed(redis_url: str, prefix: str, start_url: str) -> None:
+    """Reset the crawl's keys and seed its start URL."""
+    command = [sys.executable, "-m", "websim_crawler", "seed", "site", start_url]
+    subprocess.run([*command, "--redis", redis_url, "--prefix", prefix, "--reset"], check=True)
+
+
+def feed_urls(path: Path) -> list[str]:
+    """Return the URLs of a feed's complete lines."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True) if path.exists() else []
+    return [json.loads(line)["url"] for line in lines if line.endswith("\n")]
+
+
 def crawl_with_workers(
     redis_url: str, start_url: str, workers: int, concurrency: int, folder: Path
 ) -> tuple[int, float]:
     """Crawl with ``workers`` processes; return (distinct pages, seconds of crawling)."""
     prefix = f"bench{workers}"
-    seed = [sys.executable, "-m", "websim_crawler", "seed", "site", start_url]
-    subprocess.run([*seed, "--redis", redis_url, "--prefix", prefix, "--reset"], check=True)
-    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
-    processes = []
-    for number in range(workers):
-        out = folder / f"{prefix}-{number}"
-        command = [sys.executable, "-m", "scrapy", "crawl", "site", "-O", f"{out}.jsonl"]
-        for setting in (
-            f"WEBSIM_REDIS_URL={redis_url}",
-            f"WEBSIM_REDIS_PREFIX={prefix}",
-            "WEBSIM_REDIS_MAX_IDLE=3",
-            "WEBSIM_REDIS_POLL_INTERVAL=0.2",
-            f"WEBSIM_STATS_OUTPUT={out}.stats.json",
-            f"CONCURRENT_REQUESTS_PER_DOMAIN={concurrency}",
-            "AUTOTHROTTLE_ENABLED=0",
-            "DEPTH_LIMIT=0",
-            "LOG_LEVEL=WARNING",
-            f"LOG_FILE={out}.log",
-        ):
-            command += ["-s", setting]
-        processes.append(subprocess.Popen(command, cwd=REPO, env=environment))
+    seed(redis_url, prefix, start_url)
+    processes = [
+        subprocess.Popen(
+            worker_command(redis_url, prefix, folder / f"{prefix}-{n}", concurrency),
+            cwd=REPO,
+            env=ENVIRONMENT,
+        )
+        for n in range(workers)
+    ]
     for process in processes:
         if process.wait() != 0:
             raise SystemExit(f"a worker failed; see {folder}")
@@ -104,14 +137,48 @@ def crawl_with_workers(
     starts, ends = [], []
     for number in range(workers):
         out = folder / f"{prefix}-{number}"
-        lines = Path(f"{out}.jsonl").read_text(encoding="utf-8").splitlines()
-        urls += [json.loads(line)["url"] for line in lines]
+        urls += feed_urls(Path(f"{out}.jsonl"))
         stats = json.loads(Path(f"{out}.stats.json").read_text(encoding="utf-8"))
         starts.append(datetime.fromisoformat(stats["start_time"]))
         ends.append(datetime.fromisoformat(stats["websim/redis/last_response_time"]))
     if len(urls) != len(set(urls)):
         raise SystemExit("a page was crawled twice")
     return len(urls), (max(ends) - min(starts)).total_seconds()
+
+
+def kill_and_replace(
+    redis_url: str, start_url: str, concurrency: int, folder: Path, kill_after: int, lease: float
+) -> tuple[set[str], int, int]:
+    """Two workers, worker 1 SIGKILLed after ``kill_after`` pages, a replacement started.
+
+    Return (distinct URLs in the feeds, feed lines in all, requests requeued).
+    """
+    import redis
+
+    prefix = "benchkill"
+    seed(redis_url, prefix, start_url)
+    extra = (f"WEBSIM_REDIS_LEASE={lease}",)
+    outs = [folder / f"{prefix}-{n}" for n in range(3)]
+
+    def start(number: int) -> subprocess.Popen[bytes]:
+        command = worker_command(redis_url, prefix, outs[number], concurrency, *extra)
+        return subprocess.Popen(command, cwd=REPO, env=ENVIRONMENT)
+
+    processes = [start(0), start(1)]
+    deadline = time.monotonic() + 600
+    while len(feed_urls(Path(f"{outs[0]}.jsonl"))) < kill_after:
+        if time.monotonic() > deadline or processes[0].poll() is not None:
+            raise SystemExit(f"worker 1 did not reach {kill_after} pages; see {folder}")
+        time.sleep(0.05)
+    processes[0].send_signal(signal.SIGKILL)
+    processes[0].wait()
+    processes.append(start(2))
+    for process in processes[1:]:
+        if process.wait() != 0:
+            raise SystemExit(f"a worker failed; see {folder}")
+    urls = [url for out in outs for url in feed_urls(Path(f"{out}.jsonl"))]
+    requeued = int(redis.Redis.from_url(redis_url).get(f"{prefix}:site:requeued") or 0)
+    return set(urls), len(urls), requeued
 
 
 def crawl_part(pages: int, delay: float, concurrency: int) -> None:
@@ -138,6 +205,33 @@ def crawl_part(pages: int, delay: float, concurrency: int) -> None:
             print(f"{workers:>8} {count:>6} {seconds:>8.2f} {rates[workers]:>8.1f}")
     server.shutdown()
     print(f"speed-up, 2 workers / 1 worker: {rates[2] / rates[1]:.2f}x")
+
+
+def kill_part(pages: int, delay: float, concurrency: int, kill_after: int, lease: float) -> None:
+    from websim_crawler.distributed.local import LocalRedis
+
+    if shutil.which("redis-server") is None:
+        print("(c) skipped: redis-server is not installed")
+        return
+    server = ThreadingHTTPServer(("127.0.0.1", 0), site_handler(pages, delay))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    print(
+        f"\n(c) kill and replace: {pages} pages, {delay * 1000:.0f} ms per request, "
+        f"{concurrency} per worker, worker 1 SIGKILLed after {kill_after} pages, lease {lease:g} s"
+    )
+    with LocalRedis() as redis, tempfile.TemporaryDirectory() as folder:
+        urls, lines, requeued = kill_and_replace(
+            redis.url, f"{base}/p/0", concurrency, Path(folder), kill_after, lease
+        )
+    server.shutdown()
+    lost = pages - len(urls & {f"{base}/p/{n}" for n in range(pages)})
+    header = ("pages", "in feeds", "distinct", "lost", "duplicates", "requeued")
+    print("{:>6} {:>9} {:>9} {:>5} {:>11} {:>9}".format(*header))
+    print(f"{pages:>6} {lines:>9} {len(urls):>9} {lost:>5} {lines - len(urls):>11} {requeued:>9}")
+    if lost:
+        raise SystemExit(f"{lost} pages lost")
 
 
 def clustering_part(rows: int, chunk_rows: int) -> None:
@@ -174,15 +268,19 @@ def clustering_part(rows: int, chunk_rows: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("all", "crawl", "clustering"), default="all")
+    parser.add_argument("--part", choices=("all", "crawl", "kill", "clustering"), default="all")
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=4)
+    parser.add_argument("--kill-after", type=int, default=60, help="(c): pages of worker 1")
+    parser.add_argument("--lease", type=float, default=5.0, help="(c): WEBSIM_REDIS_LEASE")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--chunk-rows", type=int, default=25_000)
     args = parser.parse_args()
     if args.part in ("all", "crawl"):
         crawl_part(args.pages, args.delay, args.concurrency)
+    if args.part in ("all", "kill"):
+        kill_part(args.pages, args.delay, args.concurrency, args.kill_after, args.lease)
     if args.part in ("all", "clustering"):
         clustering_part(args.rows, args.chunk_rows)
 

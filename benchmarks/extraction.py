@@ -21,6 +21,14 @@ Usage::
     .venv/bin/python benchmarks/extraction.py --limit 100   # first 100 pages of each set
     .venv/bin/python benchmarks/extraction.py --ablation    # also websim with each step off/on
     .venv/bin/python benchmarks/extraction.py --check-metric  # score the stored outputs
+    .venv/bin/python benchmarks/extraction.py --whole-process  # start-up and whole processes
+
+``--whole-process`` times what a user waits for: ``websim extract FOLDER`` as a command against
+``benchmarks/trafilatura_folder.py FOLDER`` (trafilatura in one process over the same pages), on
+the article set and on big9's pages of 100 KB or more; and the start-up of ``websim --help`` and
+``websim extract one.html`` against ``python -c "import trafilatura; trafilatura.extract(page)"``.
+Each command runs ``--repeat`` times, interleaved; the table gives the median wall and CPU
+seconds (CPU of the child process: user + system).
 """
 
 from __future__ import annotations
@@ -30,8 +38,12 @@ import dataclasses
 import gzip
 import json
 import re
+import resource
+import statistics
+import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -41,15 +53,18 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
+from trafilatura_folder import trafilatura_extract
 
-from websim_crawler.core.analysis import AnalysisParams, analyse_page
-from websim_crawler.core.segment import BLOCK_TAGS
+from websim_crawler.core.page import BLOCK_TAGS, AnalysisParams, analyse_page
 from websim_crawler.core.text import detect_language
 from websim_crawler.errors import WebsimError
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 AEB_DIR = DATASETS / "article-extraction-benchmark"
 TRAFILATURA_EVAL_TARBALL = DATASETS / "trafilatura-eval" / "trafilatura-eval.tar.xz"
+BIG9_TARBALL = DATASETS / "big9" / "big9.tar.xz"
+TRAFILATURA_DRIVER = Path(__file__).resolve().with_name("trafilatura_folder.py")
+LARGE_PAGE_BYTES = 100_000
 DEFAULT_CACHE = Path("/tmp/websim-bench-cache")
 _TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 _SPACE_RE = re.compile(r"\s+")
@@ -155,6 +170,21 @@ def load_trafilatura_eval(cache_dir: Path, limit: int | None) -> list[Page]:
     return pages
 
 
+def load_big9_large(cache_dir: Path, min_bytes: int = LARGE_PAGE_BYTES) -> list[Page]:
+    """Load big9's pages of at least ``min_bytes`` (unpacking the tarball once); no truth."""
+    root = cache_dir / "big9"
+    if not (root / "big5-17").is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        with tarfile.open(BIG9_TARBALL) as tar:
+            tar.extractall(root, filter="data")
+    paths = sorted(root.glob("big5-*/html/*.htm"))
+    return [
+        Page(str(path.relative_to(root)), path.read_bytes(), None)
+        for path in paths
+        if path.stat().st_size >= min_bytes
+    ]
+
+
 def load_stored_outputs() -> dict[str, dict[str, str]]:
     """Return the benchmark's stored extractor outputs: name -> page id -> text."""
     outputs = {}
@@ -183,16 +213,6 @@ def websim_extractor(params: AnalysisParams) -> Extractor:
             return ""
 
     return extract
-
-
-def trafilatura_extract(data: bytes) -> str:
-    """Run trafilatura with its evaluation settings (no comments, tables kept)."""
-    import trafilatura
-
-    result = trafilatura.extract(
-        data, include_comments=False, include_tables=True, include_formatting=False
-    )
-    return result or ""
 
 
 def readability_extract(data: bytes) -> str:
@@ -358,6 +378,139 @@ def print_second_pass(
     print_table(("set", "websim", "trafilatura", "speed ratio"), rows)
 
 
+# --- whole processes --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Median wall and CPU seconds of one command over its repeats."""
+
+    wall: float
+    cpu: float
+
+
+def time_commands(commands: dict[str, list[str]], repeat: int) -> dict[str, Timing]:
+    """Run each command ``repeat`` times, interleaved; return its median wall and child CPU."""
+    walls: dict[str, list[float]] = {name: [] for name in commands}
+    cpus: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, command in commands.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            walls[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return {
+        name: Timing(statistics.median(walls[name]), statistics.median(cpus[name]))
+        for name in commands
+    }
+
+
+def websim_command(*args: str) -> list[str]:
+    """Return the ``websim`` command line with this interpreter (as the installed script)."""
+    return [sys.executable, "-m", "websim_crawler", *args]
+
+
+def write_pages(pages: Sequence[Page], folder: Path) -> None:
+    """Write each page's bytes to the folder as ``NNNN.html``."""
+    folder.mkdir(parents=True)
+    for number, page in enumerate(pages):
+        (folder / f"{number:04d}.html").write_bytes(page.data)
+
+
+_DECLARED_LANGUAGE_RE = re.compile(rb"<html[^>]*[\s:]lang=|http-equiv=.content-language", re.I)
+
+
+def declares_language(page: Page) -> bool:
+    """Tell whether the page declares its language (else websim loads its language model)."""
+    return _DECLARED_LANGUAGE_RE.search(page.data[:20_000]) is not None
+
+
+def median_page(pages: Sequence[Page]) -> Page:
+    """Return the page of median size."""
+    return sorted(pages, key=lambda page: len(page.data))[len(pages) // 2]
+
+
+def print_whole_process(loaded: dict[str, list[Page]], repeat: int) -> None:
+    """Print start-up and whole-process times of websim and trafilatura, with their ratios."""
+    with tempfile.TemporaryDirectory(prefix="websim-whole-") as tmp:
+        work = Path(tmp)
+        commands: dict[str, list[str]] = {"websim --help": websim_command("--help")}
+        sizes = []
+        for declared, label in ((True, "language declared"), (False, "language detected")):
+            one = median_page([p for p in loaded["article"] if declares_language(p) == declared])
+            path = work / f"one-{declared}.html"
+            path.write_bytes(one.data)
+            sizes.append(f"{len(one.data) // 1000} KB")
+            commands[f"websim extract one.html ({label})"] = websim_command(
+                "extract", str(path), "-o", str(work / "one.jsonl")
+            )
+            commands[f"trafilatura ({label})"] = [
+                sys.executable,
+                "-c",
+                "import sys, trafilatura; trafilatura.extract(open(sys.argv[1], 'rb').read())",
+                str(path),
+            ]
+        start_up = time_commands(commands, repeat)
+        rows: list[Sequence[Any]] = []
+        for name, timing in start_up.items():
+            kind = "detected" if "detected" in name else "declared"
+            base = start_up[f"trafilatura (language {kind})"]
+            rows.append(
+                (
+                    name,
+                    f"{timing.wall:.2f}",
+                    f"{timing.cpu:.2f}",
+                    timing.wall / base.wall,
+                    timing.cpu / base.cpu,
+                )
+            )
+        print(
+            f"Start-up: the median-size article page of each kind ({', '.join(sizes)}), median "
+            f'of {repeat} runs; trafilatura = python -c "import trafilatura; '
+            'trafilatura.extract(page)"; target: ratio <= 1:'
+        )
+        print_table(("command", "wall s", "cpu s", "wall ratio", "cpu ratio"), rows)
+        rows = []
+        for set_name, pages in loaded.items():
+            folder = work / set_name
+            write_pages(pages, folder)
+            size = sum(len(page.data) for page in pages) / 1e6
+            timings = time_commands(
+                {
+                    "websim": websim_command("extract", str(folder), "-o", str(work / "w.jsonl")),
+                    "websim --chunks none": websim_command(
+                        "extract", str(folder), "-o", str(work / "n.jsonl"), "--chunks", "none"
+                    ),
+                    "trafilatura": [
+                        sys.executable,
+                        str(TRAFILATURA_DRIVER),
+                        str(folder),
+                        str(work / "t.jsonl"),
+                    ],
+                },
+                repeat,
+            )
+            theirs = timings["trafilatura"]
+            for name in ("websim", "websim --chunks none", "trafilatura"):
+                ours = timings[name]
+                rows.append(
+                    (
+                        f"{set_name} ({len(pages)} pages, {size:.1f} MB)",
+                        name,
+                        f"{ours.wall:.2f}",
+                        f"{ours.cpu:.2f}",
+                        theirs.wall / ours.wall,
+                        theirs.cpu / ours.cpu,
+                    )
+                )
+        print(f"Whole process over a folder (median of {repeat}; target: speed-up >= 2):")
+        print_table(
+            ("pages", "command", "wall s", "cpu s", "speed-up (wall)", "speed-up (cpu)"), rows
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="first N pages of each set")
@@ -377,10 +530,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="time websim and trafilatura again on each set, once every per-process cache is warm",
     )
+    parser.add_argument(
+        "--whole-process",
+        action="store_true",
+        help="only time start-up and whole websim/trafilatura processes (article set, big9 large)",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="runs per command (--whole-process)")
     args = parser.parse_args(argv)
     if not DATASETS.is_dir():
         print(f"datasets not found at {DATASETS}", file=sys.stderr)
         return 2
+    if args.whole_process:
+        print_whole_process(
+            {
+                "article": load_article_benchmark(args.limit),
+                "big9 >= 100 KB": load_big9_large(args.cache_dir)[: args.limit],
+            },
+            args.repeat,
+        )
+        return 0
     if args.check_metric:
         check_metric(args.limit)
     extractors: dict[str, Extractor] = {

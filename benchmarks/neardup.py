@@ -48,7 +48,6 @@ from typing import Any
 
 import lxml.html
 
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.html import parse_html
 from websim_crawler.core.neardup import (
     NearDuplicateFinder,
@@ -60,6 +59,7 @@ from websim_crawler.core.neardup.content import content_texts
 from websim_crawler.core.neardup.pages import CHUNKS_ONLY
 from websim_crawler.core.neardup.relations import CLASSES, pair_class
 from websim_crawler.core.neardup.sentences import normalize_sentence, split_sentences
+from websim_crawler.core.page import analyse_page
 from websim_crawler.errors import WebsimError
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"

@@ -10,9 +10,11 @@ import lxml.etree
 import lxml.html
 import pytest
 
-from websim_crawler.core.analysis import (
+from websim_crawler.core.html import page_title, parse_document, parse_html, remove_invisible
+from websim_crawler.core.page import (
     AnalysisParams,
     Chunk,
+    SiteTemplateMemory,
     analyse_page,
     box_position_ratio,
     chunk_weight,
@@ -23,8 +25,6 @@ from websim_crawler.core.analysis import (
     position_feature,
     title_word_relevancy,
 )
-from websim_crawler.core.html import page_title, parse_document, parse_html, remove_invisible
-from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.errors import ConfigError, PageError
 
 ARTICLE_PAGE = """<html><head><title>Fuzzy clustering of web pages</title></head><body>

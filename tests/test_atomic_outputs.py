@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import signal
 import subprocess
@@ -12,7 +14,12 @@ import pytest
 
 import websim_crawler
 from websim_crawler.cli import main
-from websim_crawler.core.io import atomic_write_json, atomic_writer
+from websim_crawler.core.io import (
+    atomic_write_json,
+    atomic_write_pair,
+    atomic_write_report,
+    atomic_writer,
+)
 
 PACKAGE = Path(websim_crawler.__file__).resolve().parent
 # Files opened for writing outside core/io.py: the near-duplicate spill index is a working file
@@ -74,3 +81,52 @@ def test_result_files_are_written_only_through_the_atomic_helpers() -> None:
             if WRITING.search(line):
                 offenders.append(f"{name}:{number}: {line.strip()}")
     assert offenders == []
+
+
+def test_the_next_write_removes_the_temporary_files_of_killed_writers(tmp_path: Path) -> None:
+    target = tmp_path / "clusters.json"
+    dead = tmp_path / ".clusters.json.999999999.abc.tmp"  # no such PID: its writer is gone
+    alive = tmp_path / f".clusters.json.{os.getpid()}.abc.tmp"  # a writer still running
+    other = tmp_path / ".other.json.999999999.abc.tmp"  # another file's: not ours to remove
+    for path in (dead, alive, other):
+        path.write_bytes(b"x" * 1000)
+    atomic_write_json(target, {"version": 2})
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["clusters.json", alive.name, other.name]
+    )
+
+
+PAIR_WRITER = """
+import os, signal, sys
+from websim_crawler.core import io
+renames = []
+real_replace = os.replace
+def replace(source, target):
+    if str(target).endswith(".html") and not str(source).endswith(".pair.json"):
+        os.kill(os.getpid(), signal.SIGKILL)  # killed between the two renames
+    real_replace(source, target)
+io.os.replace = replace
+io.atomic_write_pair((sys.argv[1], "new json"), (sys.argv[2], "new html"))
+"""
+
+
+def test_a_report_and_its_html_are_replaced_as_a_pair(tmp_path: Path) -> None:
+    report, html = tmp_path / "clusters.json", tmp_path / "view" / "clusters.html"
+    atomic_write_pair((report, "old json"), (html, "old html"))
+    assert (report.read_text("utf-8"), html.read_text("utf-8")) == ("old json", "old html")
+    writer = subprocess.run([sys.executable, "-c", PAIR_WRITER, str(report), str(html)])
+    assert writer.returncode == -signal.SIGKILL
+    assert (report.read_text("utf-8"), html.read_text("utf-8")) == ("new json", "old html")
+    # The next write of the report rolls the pair forward first: both new, then its own text.
+    with pytest.raises(RuntimeError), atomic_writer(report) as handle:
+        handle.write("half")
+        raise RuntimeError("crash")
+    assert (report.read_text("utf-8"), html.read_text("utf-8")) == ("new json", "new html")
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == [
+        "clusters.html",
+        "clusters.json",
+    ]
+    # The helper the clustering stages call writes the report and its HTML as such a pair.
+    atomic_write_report(report, {"n": 1}, html, "<p>1</p>")
+    assert json.loads(report.read_text("utf-8")) == {"n": 1}
+    assert html.read_text("utf-8") == "<p>1</p>"

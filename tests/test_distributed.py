@@ -2,30 +2,36 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import pickle
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from http.server import ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
+from worker_killer import POISON_HEADER
 
 from websim_crawler import settings as project_settings
 from websim_crawler.cli import main
 from websim_crawler.cli.seed import read_seeds
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import iter_jsonl
+from websim_crawler.core.io import ReadReport, iter_feeds, iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.distributed.addon import RedisAddon
+from websim_crawler.distributed.leases import RedisLeases
 from websim_crawler.distributed.local import LocalRedis
 from websim_crawler.distributed.params import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.distributed.seeds import parse_seed
@@ -49,7 +55,12 @@ def test_params_validate_url_and_prefix() -> None:
     with pytest.raises(ConfigError, match=r"WEBSIM_REDIS_MAX_IDLE must be >= 0\.1"):
         WebsimConfig.from_settings({"WEBSIM_REDIS_MAX_IDLE": "0"})
     keys = DistributedParams(key_prefix="job7").keys("site")
-    assert keys == RedisKeys("job7:site:requests", "job7:site:dupefilter", "job7:site:seeds")
+    assert (keys.requests, keys.dupefilter, keys.seeds) == (
+        "job7:site:requests",
+        "job7:site:dupefilter",
+        "job7:site:seeds",
+    )
+    assert keys.in_flight("w1") == "job7:site:inflight:w1" and keys.dead_letter == "job7:site:dead"
 
 
 def test_redacted_url_hides_only_the_password() -> None:
@@ -121,6 +132,11 @@ def test_addon_switches_scheduler_only_with_a_redis_url() -> None:
     assert settings["SCHEDULER_QUEUE_KEY"] % {"spider": "site"} == "j:site:requests"
     assert settings["SCHEDULER_DUPEFILTER_KEY"] % {"spider": "site"} == "j:site:dupefilter"
     assert "websim_crawler.distributed.seeds.RedisSeeds" in settings["EXTENSIONS"]
+    project = Settings({"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://127.0.0.1:1/0"})
+    project.setmodule(project_settings, priority="project")
+    RedisAddon().update_settings(project)  # the project's JOBDIR scheduler gives way
+    assert project["SCHEDULER"] == "websim_crawler.distributed.scheduler.WorkerScheduler"
+    assert "websim_crawler.distributed.limits.GlobalCloseSpider" in project["EXTENSIONS"]
     plain = Settings({"EXTENSIONS": {}})
     RedisAddon().update_settings(plain)
     assert plain["SCHEDULER"] == "scrapy.core.scheduler.Scheduler"
@@ -297,3 +313,219 @@ def test_two_deepweb_workers_share_seeded_queries(
     assert {kind for kind, _ in pages} == {"results", "record"}
     queries = {record["query"] for path in outputs for record in iter_jsonl(path)}
     assert queries == set(QUERIES)
+
+
+# --- leases: killed workers, requeued requests, a poison page ------------------------------------
+
+
+def test_leases_requeue_a_dead_workers_requests_once(redis_url: str) -> None:
+    redis = pytest.importorskip("redis")
+    server = redis.Redis.from_url(redis_url)
+    keys = RedisKeys.of("t0", "site")
+    server.delete(*keys.all())
+    server.zadd(keys.requests, {b"first": 0, b"second": 1, b"third": 2})
+    dying = RedisLeases(server, keys, lease_seconds=0.2, max_attempts=2)
+    survivors = [RedisLeases(server, keys, lease_seconds=30, max_attempts=2) for _ in range(2)]
+    dying.beat()
+    (lease_a, data_a), (_, data_b) = dying.take(), dying.take()  # type: ignore[misc]
+    assert (data_a, data_b) == (b"first", b"second") and server.zcard(keys.requests) == 1
+    dying.mark_handling(lease_a)  # its response arrived: an attempt if the worker dies now
+    assert survivors[0].requeue_dead().workers == 0  # still alive
+    time.sleep(0.3)  # the heartbeat expires
+    first, second = (survivor.requeue_dead() for survivor in survivors)
+    assert (first.workers, first.requests, first.dead_letter) == (1, 2, [])
+    assert (second.workers, second.requests) == (0, 0)  # once: the first look took them all
+    assert server.hget(keys.attempts, hashlib.sha1(b"first").hexdigest()) == b"1"
+    assert server.hget(keys.attempts, hashlib.sha1(b"second").hexdigest()) is None
+    assert server.zrange(keys.suspects, 0, -1) == [b"first"]  # the one being handled
+    assert dying.release(lease_a) is False  # the dead worker's late release changes nothing
+    # One suspect per worker: "first" and another suspect are never taken together.
+    server.zadd(keys.suspects, {b"other suspect": 5})
+    dying.beat()
+    taken = [dying.take() for _ in range(4)]
+    assert [entry[1] if entry else None for entry in taken] == [
+        b"first",
+        b"second",
+        b"third",
+        None,
+    ]
+    assert taken[0] is not None
+    dying.mark_handling(taken[0][0])
+    time.sleep(0.3)
+    again = survivors[0].requeue_dead()  # a second death while handling "first"
+    assert (again.requests, again.dead_letter) == (2, [b"first"])
+    assert server.lrange(keys.dead_letter, 0, -1) == [b"first"]
+    assert server.hget(keys.attempts, hashlib.sha1(b"first").hexdigest()) is None
+    # A finished request is forgotten; a clean close gives the rest back without an attempt.
+    survivors[1].beat()
+    done, kept = survivors[1].take(), survivors[1].take()
+    assert done is not None and done[1] == b"other suspect" and kept is not None
+    assert survivors[1].release(done[0]) and server.zcard(keys.suspects) == 0
+    assert survivors[1].give_back().requests == 1 and server.zcard(keys.requests) == 2
+
+
+class TreeSite:
+    """Pages /p/0 .. /p/N-1 (page i links to 2i+1, 2i+2, i+7), slow; a poison page once armed."""
+
+    def __init__(self, pages: int, delay: float) -> None:
+        self.pages = pages
+        self.poison_linked = threading.Event()
+        site = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_GET(self) -> None:
+                time.sleep(delay)
+                headers = {"Content-Type": "text/html; charset=utf-8"}
+                if self.path == "/poison":
+                    headers[POISON_HEADER.decode()] = "1"
+                    body = "<html><body><p>This page kills the worker handling it.</p></body>"
+                elif self.path.startswith("/p/") and self.path[3:].isdigit():
+                    body = site.page(int(self.path[3:]))
+                else:
+                    self.send_error(404)
+                    return
+                data = body.encode()
+                self.send_response(200)
+                for name, value in {**headers, "Content-Length": str(len(data))}.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def page(self, number: int) -> str:
+        targets = [t for t in (2 * number + 1, 2 * number + 2, number + 7) if t < self.pages]
+        links = "".join(f"<li><a href='/p/{t}'>page {t}</a></li>" for t in targets)
+        if self.poison_linked.is_set():
+            links += "<li><a href='/poison'>poison</a></li>"
+        words = " ".join(f"word{(number * 7 + i) % 97}" for i in range(40))
+        return (
+            f"<html><head><title>Page {number}</title></head><body><ul>{links}</ul>"
+            f"<article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
+        )
+
+
+def lines_of(path: Path) -> int:
+    return path.read_bytes().count(b"\n") if path.exists() else 0
+
+
+@requires_redis
+@pytest.mark.slow
+def test_killed_workers_lose_no_page_and_a_poison_page_is_dead_lettered(
+    redis_url: str, tmp_path: Path
+) -> None:
+    site = TreeSite(pages=80, delay=0.4)
+    prefix = "t3"
+    assert (
+        main(
+            ["seed", "site", f"{site.url}/p/0", "--redis", redis_url, "--prefix", prefix, "--reset"]
+        )
+        == 0
+    )
+    environment = dict(
+        os.environ,
+        SCRAPY_SETTINGS_MODULE="websim_crawler.settings",
+        PYTHONPATH=os.pathsep.join([str(REPO / "tests"), os.environ.get("PYTHONPATH", "")]),
+    )
+    options = worker_options(redis_url, prefix)
+    for setting in (
+        "WEBSIM_REDIS_LEASE=4",  # longer than a busy worker's stalls on 2 shared cores
+        "WEBSIM_REDIS_MAX_ATTEMPTS=2",
+        "DEPTH_LIMIT=0",
+        "CONCURRENT_REQUESTS=3",  # a worker holds no more requests than it fetches at once
+        "CONCURRENT_REQUESTS_PER_DOMAIN=3",
+        'SPIDER_MIDDLEWARES={"worker_killer.KillOnPoison": 10}',
+    ):
+        options += ["-s", setting]
+
+    def start(number: int) -> subprocess.Popen[bytes]:
+        out = tmp_path / f"worker-{number}.jsonl"
+        stats = f"WEBSIM_STATS_OUTPUT={out.with_suffix('.stats.json')}"
+        command = crawl_command("site", out, *options, "-s", stats)
+        return subprocess.Popen(command, cwd=REPO, env=environment)
+
+    workers = {1: start(1), 2: start(2)}
+    replaced: set[int] = set()
+    deadline = time.monotonic() + 240
+    try:
+        while any(worker.poll() is None for worker in workers.values()):
+            assert time.monotonic() < deadline, "the crawl did not end"
+            busy = [n for n in (1, 2) if lines_of(tmp_path / f"worker-{n}.jsonl") >= 4]
+            if busy and not site.poison_linked.is_set():
+                workers[busy[0]].send_signal(signal.SIGKILL)  # a machine lost mid-crawl
+                workers[busy[0]].wait()
+                site.poison_linked.set()  # pages fetched from now on link to the poison page
+            for number, worker in list(workers.items()):
+                if worker.poll() == -signal.SIGKILL and number not in replaced:
+                    replaced.add(number)
+                    assert len(replaced) <= 4, "more workers died than the poison page kills"
+                    workers[max(workers) + 1] = start(max(workers) + 1)
+            time.sleep(0.1)
+    finally:
+        for worker in workers.values():
+            if worker.poll() is None:
+                worker.kill()
+        site.server.shutdown()
+        site.server.server_close()
+
+    codes = {number: worker.returncode for number, worker in workers.items()}
+    assert sorted(codes.values()).count(-signal.SIGKILL) == 3, codes  # the test's + 2 poisonings
+    assert all(code in (0, -signal.SIGKILL) for code in codes.values()), codes
+    feeds = [tmp_path / f"worker-{number}.jsonl" for number in sorted(workers)]
+    report = ReadReport()
+    urls = [str(record["url"]) for record in iter_feeds(feeds, report)]
+    assert sorted(urls) == sorted(f"{site.url}/p/{n}" for n in range(80))  # none lost, each once
+    assert report.incomplete_feeds  # the killed workers' feeds say so
+    stats = [
+        json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(tmp_path.glob("worker-*.stats.json"))
+    ]
+    assert sum(s.get("websim/redis/dead_letter", 0) for s in stats) == 1
+    logs = "".join(path.read_text("utf-8") for path in sorted(tmp_path.glob("worker-*.log")))
+    counted = re.findall(r"'websim/redis/requeued': (\d+)", logs)  # the survivors' final stats
+    logged = re.findall(r"requeued (\d+) in-flight requests", logs)  # killed workers' logs too
+    keys = RedisKeys.of(prefix, "site")
+    server = pytest.importorskip("redis").Redis.from_url(redis_url)
+    assert int(server.get(keys.requeued)) == sum(map(int, logged)) > 0
+    assert sum(map(int, counted)) <= sum(map(int, logged))
+    (dead,) = server.lrange(keys.dead_letter, 0, -1)
+    assert pickle.loads(dead)["url"] == f"{site.url}/poison"
+
+
+@requires_redis
+@pytest.mark.slow
+def test_page_budgets_are_shared_by_the_workers(redis_url: str, tmp_path: Path) -> None:
+    site = TreeSite(pages=80, delay=0.1)
+    try:
+        for prefix, limit in (
+            ("t4", ("-a", "max_pages=10")),
+            ("t5", ("-s", "CLOSESPIDER_PAGECOUNT=12")),
+        ):
+            outputs = [tmp_path / f"{prefix}-{n}.jsonl" for n in (1, 2)]
+            options = [*worker_options(redis_url, prefix), *limit, "-s", "DEPTH_LIMIT=0"]
+            options += ["-s", "CONCURRENT_REQUESTS=2", "-s", "WEBSIM_REDIS_MAX_IDLE=3"]
+
+            def seed(prefix: str = prefix) -> None:
+                command = ["seed", "site", f"{site.url}/p/0", "--redis", redis_url]
+                assert main([*command, "--prefix", prefix, "--reset"]) == 0
+
+            run_workers(
+                [crawl_command("site", out, *options) for out in outputs],
+                seed,
+                tuple(out.with_suffix(".log") for out in outputs),
+            )
+            urls = [url for out in outputs for url in urls_of(out)]
+            assert len(urls) == len(set(urls))
+            if prefix == "t4":  # max_pages per start URL, counted over both workers
+                assert len(urls) == 10, len(urls)
+            else:  # the page count: 12 responses (robots.txt included), plus those in flight
+                assert 12 - 2 <= len(urls) <= 12 + 2 * 2, len(urls)
+    finally:
+        site.server.shutdown()
+        site.server.server_close()

@@ -6,9 +6,16 @@ import dataclasses
 
 import pytest
 
-from websim_crawler.core.analysis import AnalysisParams, analyse_page, short_edge_line, teaser_line
 from websim_crawler.core.html import parse_html
-from websim_crawler.core.segment import Line, boilerplate_hint, segment_page
+from websim_crawler.core.page import (
+    AnalysisParams,
+    Line,
+    analyse_page,
+    boilerplate_hint,
+    segment_page,
+    short_edge_line,
+    teaser_line,
+)
 from websim_crawler.core.text import keyword_tokens, stemmer, stopwords, tokenize
 
 ARTICLE = (

@@ -10,16 +10,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import ReadReport, iter_jsonl
+from websim_crawler.core.page import SiteTemplateMemory, analyse_page
 from websim_crawler.core.similarity import (
     colour_signature,
     compare_pages,
     page_features,
     similarity,
 )
-from websim_crawler.core.site_memory import SiteTemplateMemory
 from websim_crawler.distributed.seeds import parse_seed
 from websim_crawler.errors import InputFormatError, PageError, WebsimError
 

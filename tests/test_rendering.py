@@ -100,13 +100,13 @@ def test_confinement_allows_own_sites_and_public_hosts_only() -> None:
     )
     confinement = Confinement(["http://127.0.0.1:8000/start", "https://shop.example/"], resolve)
 
-    def decide(host: str, port: int) -> tuple[str | None, str]:
-        return run_async(confinement.allowed_address(host, port))
+    def decide(host: str, port: int, scheme: str = "http") -> tuple[str | None, str]:
+        return run_async(confinement.allowed_address(host, port, scheme))
 
     assert decide("127.0.0.1", 8000) == ("127.0.0.1", "own_site")
     assert decide("127.0.0.1", 8001) == (None, "private_address")
-    assert decide("www.shop.example", 443) == ("127.0.0.2", "own_site")
-    assert decide("www.shop.example", 8443) == (None, "private_address")
+    assert decide("www.shop.example", 443, "https") == ("127.0.0.2", "own_site")
+    assert decide("www.shop.example", 8443, "https") == (None, "private_address")
     assert decide("cdn.example", 443) == ("93.184.216.34", "public")
     assert decide("sneaky.example", 80) == (None, "private_address")
     assert decide("intranet.example", 80) == (None, "private_address")

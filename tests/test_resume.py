@@ -7,8 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
+from collections.abc import Callable
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -16,8 +19,8 @@ from scrapy.utils.test import get_crawler
 
 from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import iter_jsonl
-from websim_crawler.core.site_memory import SiteTemplateMemory
-from websim_crawler.demo.site import DemoSite
+from websim_crawler.core.page import SiteTemplateMemory
+from websim_crawler.demo.site import Archive, DemoSite, make_handler
 from websim_crawler.jobdir import load_state, save_state, state_path
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.clustering import BUFFER_STATE, ClusteringPipeline
@@ -107,17 +110,29 @@ def crawl(site: str, folder: Path, *, stop_after: int | None = None) -> int:
         f"LOG_FILE={log}",
     ):
         command += ["-s", setting]
+
+    def scraped_enough() -> bool:
+        text = log.read_text(encoding="utf-8") if log.exists() else ""
+        return stop_after is not None and text.count("Scraped from") >= stop_after
+
+    # SIGTERM: a graceful stop, as Ctrl-C
+    return run_crawl(command, scraped_enough if stop_after else None, signal.SIGTERM)
+
+
+def run_crawl(
+    command: list[str], stop_when: Callable[[], bool] | None, stop_signal: signal.Signals
+) -> int:
+    """Run a crawl; send ``stop_signal`` once ``stop_when()`` holds; return its exit code."""
     environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
     process = subprocess.Popen(command, cwd=REPO, env=environment)
     try:
-        if stop_after is not None:
+        if stop_when is not None:
             deadline = time.monotonic() + 120
             while process.poll() is None and time.monotonic() < deadline:
-                text = log.read_text(encoding="utf-8") if log.exists() else ""
-                if text.count("Scraped from") >= stop_after:
-                    process.send_signal(signal.SIGTERM)  # a graceful stop, as Ctrl-C
+                if stop_when():
+                    process.send_signal(stop_signal)
                     break
-                time.sleep(0.05)
+                time.sleep(0.01)
         return process.wait(timeout=180)
     finally:
         if process.poll() is None:
@@ -151,3 +166,83 @@ def test_sigterm_then_resume_gives_the_uninterrupted_pages_and_clusters(tmp_path
     assert all(p["keywords"] == keywords[p["url"]] for p in pages)  # template memory restored
     assert clusters_of(resumed) == clusters_of(whole)
     assert sum(len(members) for members in clusters_of(whole)) > 20
+
+
+# --- SIGKILL: the SQLite frontier ------------------------------------------------------------
+
+CONCURRENCY = 4
+
+
+def serve_slow_demo(delay: float) -> tuple[ThreadingHTTPServer, str]:
+    """The demo site answering each request after ``delay`` s, so requests are in flight."""
+    base = make_handler(Archive.bundled())
+
+    class SlowHandler(base):  # type: ignore[valid-type,misc]
+        def answer(self, path: str, parameters: dict[str, str]) -> None:
+            time.sleep(delay)
+            super().answer(path, parameters)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowHandler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def fast_crawl(site: str, folder: Path, *, kill_at_lines: int | None = None) -> int:
+    """Crawl with JOBDIR and CONCURRENCY requests at a time; SIGKILL at ``kill_at_lines``."""
+    folder.mkdir(exist_ok=True)
+    feed = folder / "pages.jsonl"
+    command = [sys.executable, "-m", "scrapy", "crawl", "deepweb", "-a", f"start_url={site}"]
+    command += ["-a", f"queries={QUERIES}", "-a", "follow=1", "-o", str(feed)]
+    for setting in (
+        f"JOBDIR={folder / 'job'}",
+        f"CONCURRENT_REQUESTS={CONCURRENCY}",
+        f"CONCURRENT_REQUESTS_PER_DOMAIN={CONCURRENCY}",
+        "AUTOTHROTTLE_ENABLED=0",
+        "LOG_LEVEL=INFO",
+        f"LOG_FILE={folder / 'crawl.log'}",
+    ):
+        command += ["-s", setting]
+
+    def written_enough() -> bool:
+        lines = feed.read_bytes().count(b"\n") if feed.exists() else 0
+        return kill_at_lines is not None and lines >= kill_at_lines
+
+    # SIGKILL: no shutdown, nothing saved
+    return run_crawl(command, written_enough if kill_at_lines else None, signal.SIGKILL)
+
+
+def page_keys(feed: Path) -> list[tuple[str, str]]:
+    return [(str(p["kind"]), str(p["url"])) for p in iter_jsonl(feed)]
+
+
+@pytest.mark.slow
+def test_sigkill_at_several_points_then_resume_loses_nothing(tmp_path: Path) -> None:
+    whole, killed = tmp_path / "whole", tmp_path / "killed"
+    server, site = serve_slow_demo(0.05)
+    try:
+        assert fast_crawl(site, whole) == 0
+        expected = Counter(page_keys(whole / "pages.jsonl"))
+        assert max(expected.values()) == 1 and len(expected) > 40
+        kills = [len(expected) // 5, len(expected) // 2, 4 * len(expected) // 5]
+        previous: list[tuple[str, str]] = []
+        for kill_at in kills:
+            assert fast_crawl(site, killed, kill_at_lines=kill_at) == -signal.SIGKILL
+            pages = page_keys(killed / "pages.jsonl")
+            new = pages[len(previous) :]
+            recrawled = sum(1 for key in new if key in set(previous))
+            assert recrawled <= CONCURRENCY, (kill_at, recrawled)  # only the requests in flight
+            assert len(pages) >= kill_at - 1  # the last line may be cut by the kill
+            previous = pages
+        assert fast_crawl(site, killed) == 0
+    finally:
+        server.shutdown()
+        server.server_close()
+    pages = page_keys(killed / "pages.jsonl")
+    assert set(pages) == set(expected)  # no page missing
+    duplicates = len(pages) - len(set(pages))
+    assert duplicates <= CONCURRENCY * len(kills), duplicates
+    log = (killed / "crawl.log").read_text(encoding="utf-8")
+    assert "request(s) in flight when the crawl stopped, requeued" in log
+    assert not (killed / "pages.jsonl.incomplete").exists()  # the last run closed cleanly
+    assert (killed / "job" / "websim-frontier.sqlite").exists()

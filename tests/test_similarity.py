@@ -38,7 +38,7 @@ from websim_crawler.core.similarity import (
     text_similarity,
     visual_similarity,
 )
-from websim_crawler.core.similarity.links import link_similarity, normalize_url
+from websim_crawler.core.similarity.links import link_similarity
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.visual import ground_distances
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
@@ -233,21 +233,6 @@ def test_link_similarities_with_support() -> None:
     assert (nothing.score, nothing.support) == (0.0, 0)
     pooled = link_similarity(["http://s/a"], ["http://s/a", "http://s/b"], ["p"], ["q"])
     assert (pooled.score, pooled.support) == (pytest.approx(1 / 4), 4)
-
-
-def test_archived_urls_normalise_to_the_original() -> None:
-    archived = "https://web.archive.org/web/20050902035602/http://www.cnn.com/US/#top"
-    assert normalize_url(archived) == normalize_url("http://cnn.com/US")
-    original = normalize_url("https://www.latimes.com/politics/")
-    for replayed in (
-        "https://web-beta.archive.org/web/20170203173512/https://www.latimes.com/politics/",
-        "//web.archive.org/web/2017im_/www.latimes.com/politics",
-        # a relative replay link resolved against the page's own URL
-        "http://www.cnn.com/web/20050409130612*/http:/www.latimes.com/politics/",
-    ):
-        assert normalize_url(replayed) == original
-    catalogue = "http://shop.example/web/2020/catalogue"
-    assert normalize_url(catalogue) == "shop.example/web/2020/catalogue"
 
 
 # --- visual -----------------------------------------------------------------------------------

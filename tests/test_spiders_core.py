@@ -14,7 +14,6 @@ from websim_crawler.core.crawling import (
     looks_like_page,
     next_page_url,
     record_links,
-    same_site,
     site_template_links,
     url_shape,
 )
@@ -210,8 +209,6 @@ def test_site_template_links_come_from_regions_or_the_whole_page() -> None:
 def test_url_helpers() -> None:
     assert url_shape("http://x.org/record/12?id=3&b=1") == "/record/*?b&id"
     assert url_shape("http://x.org/a/2024/notes/") == "/a/0/notes/"
-    assert same_site("http://www.x.org/a", "https://x.org/b")
-    assert not same_site("http://x.org:8001/", "http://x.org:8002/")
     assert absolute_url("javascript:void(0)", BASE) is None
     assert absolute_url("#top", BASE) is None
     assert absolute_url("ftp://x.org/f", BASE) is None

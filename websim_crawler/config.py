@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from websim_crawler.browser.params import RenderParams
-from websim_crawler.core.analysis import AnalysisParams
-from websim_crawler.core.clustering.job import ClusteringParams
+from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.params import SettingsLike, params_from_settings, setting, validate
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.distributed.params import DistributedParams
@@ -37,6 +37,12 @@ class ItemFieldParams:
     )
     drop_html: bool = setting(
         False, "WEBSIM_DROP_HTML", "remove the HTML from items once analysed (smaller feeds)"
+    )
+    feed_fsync: bool = setting(
+        False,
+        "WEBSIM_FEED_FSYNC",
+        "force each exported item to the disk (fsync), not only to the operating system: feeds "
+        "then survive a machine crash, not only a killed crawl",
     )
 
     def __post_init__(self) -> None:

@@ -10,6 +10,11 @@ USER_AGENT = "websim-crawler/0.1 (+https://github.com/websim-crawler/websim-craw
 ROBOTSTXT_OBEY = True
 TWISTED_REACTOR = "twisted.internet.asyncioreactor.AsyncioSelectorReactor"
 FEED_EXPORT_ENCODING = "utf-8"
+# Feeds written item by item (a killed crawl leaves valid JSON Lines); see websim_crawler/feeds.py.
+FEED_STORAGES = {
+    "": "websim_crawler.feeds.DurableFileFeedStorage",
+    "file": "websim_crawler.feeds.DurableFileFeedStorage",
+}
 
 # Politeness and limits: a crawl of someone else's site stays slow, small and bounded.
 AUTOTHROTTLE_ENABLED = True
@@ -35,6 +40,9 @@ ITEM_PIPELINES = {
     "websim_crawler.pipelines.neardup.NearDuplicatePipeline": 820,
 }
 
+# With JOBDIR, queue, seen requests and leases live in one SQLite file, so a crawl resumes after
+# SIGKILL too (recrawling at most the requests in flight); without JOBDIR: Scrapy's scheduler.
+SCHEDULER = "websim_crawler.jobdir_scheduler.JobdirScheduler"
 # -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.
 ADDONS = {"websim_crawler.distributed.addon.RedisAddon": 0}
 # -s WEBSIM_STATS_OUTPUT=stats.json writes the final stats (failures by reason) as JSON.

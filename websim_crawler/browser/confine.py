@@ -6,8 +6,8 @@ itself and connects to the address it checked, so a name that resolves to a priv
 refused like the address itself and cannot be re-resolved elsewhere in between. Destinations:
 
 - the crawl's own sites (host and port of the start URL, the seeds and the crawl's own requests,
-  ``www.`` ignored, as the crawl's ``same_site`` decides): allowed, whatever their address (a
-  site on 127.0.0.1 can be crawled);
+  ``www.`` ignored, as ``core.urls.host_port_of`` says): allowed, whatever their address (a site
+  on 127.0.0.1 can be crawled);
 - any other host whose every address is global (public CDNs, fonts, images): allowed;
 - anything else (loopback, RFC 1918, CGNAT, link-local, unique-local ``fc00::/7``, unspecified,
   multicast, reserved, a name that does not resolve): refused with 403;
@@ -23,6 +23,8 @@ import logging
 import socket
 from collections.abc import Awaitable, Callable, Iterable
 from urllib.parse import urlsplit
+
+from websim_crawler.core.urls import host_port_of
 
 logger = logging.getLogger(__name__)
 
@@ -51,16 +53,10 @@ def is_internal_address(address: str) -> bool:
     return ip.is_multicast or not ip.is_global
 
 
-def default_port(scheme: str) -> int:
-    """Return the port a URL of ``scheme`` uses when it names none."""
-    return 443 if scheme in ("https", "wss") else 80
-
-
-def own_site_key(host: str, port: int) -> str:
-    """Return the ``site_of`` key of a host and port (default ports left out, as in URLs)."""
-    host = host.lower().strip("[]").removeprefix("www.")
-    shown = f"[{host}]" if ":" in host else host
-    return shown if port in (80, 443) else f"{shown}:{port}"
+def site_key(scheme: str, host: str, port: int) -> str:
+    """Return the ``host_port_of`` key of a destination (the site it belongs to)."""
+    host = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return host_port_of(f"{scheme}://{host}:{port}/")
 
 
 async def system_resolver(host: str, port: int) -> list[str]:
@@ -86,35 +82,26 @@ class Confinement:
 
     def add_site(self, url: str) -> None:
         """Count the host and port of ``url`` as one of the crawl's own sites."""
-        parts = urlsplit(url)
-        if parts.hostname:
-            port = parts.port or default_port(parts.scheme)
-            self.sites.add(own_site_key(parts.hostname, port))
+        site = host_port_of(url)
+        if site:
+            self.sites.add(site)
 
     def is_own_url(self, url: str) -> bool:
         """Tell whether a URL is on one of the crawl's own sites."""
-        return own_site_key_of(url) in self.sites
+        return host_port_of(url) in self.sites
 
-    async def allowed_address(self, host: str, port: int) -> tuple[str | None, str]:
+    async def allowed_address(
+        self, host: str, port: int, scheme: str = "http"
+    ) -> tuple[str | None, str]:
         """Return the address to connect to, or ``None`` and the reason it is refused."""
         addresses = await self.resolver(host, port)
         if not addresses:
             return None, "unresolved"
-        if own_site_key(host, port) in self.sites:
+        if site_key(scheme, host, port) in self.sites:
             return addresses[0], "own_site"
         if any(is_internal_address(address) for address in addresses):
             return None, "private_address"
         return addresses[0], "public"
-
-
-def own_site_key_of(url: str) -> str:
-    """Return the own-site key of a URL (its host and explicit or default port)."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port or default_port(parts.scheme)
-    except ValueError:
-        return ""
-    return own_site_key(parts.hostname or "", port)
 
 
 class ConfiningProxy:
@@ -174,8 +161,8 @@ class ConfiningProxy:
             return await self._refuse(writer, "websocket", 403)
         if any(name == b"transfer-encoding" for name, _ in headers):
             return await self._refuse(writer, "malformed", 411)
-        port = url.port or default_port(url.scheme)
-        address, reason = await self.confinement.allowed_address(url.hostname, port)
+        port = url.port or (443 if url.scheme == "wss" else 80)
+        address, reason = await self.confinement.allowed_address(url.hostname, port, url.scheme)
         if address is None:
             logger.debug("rendering: refused %s:%d (%s)", url.hostname, port, reason)
             return await self._refuse(writer, reason, 403)
@@ -209,7 +196,7 @@ class ConfiningProxy:
             port = None
         if not url.hostname or port is None:
             return await self._refuse(writer, "malformed", 400)
-        address, reason = await self.confinement.allowed_address(url.hostname, port)
+        address, reason = await self.confinement.allowed_address(url.hostname, port, "https")
         if address is None:
             logger.debug("rendering: refused a tunnel to %s:%d (%s)", url.hostname, port, reason)
             return await self._refuse(writer, reason, 403)

@@ -2,14 +2,17 @@
 
 Each subcommand module defines ``register(subparsers)``, which adds its parser and sets
 ``func=run`` where ``run(args) -> int``. Modules are found by name, so adding a subcommand
-never touches this file.
+never touches this file. Only the chosen subcommand's module is imported (the others may pull
+in numpy, scipy or Scrapy); ``websim --help`` lists them by the first line of their docstrings.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import logging
+import os
 import pkgutil
 import sys
 from collections.abc import Sequence
@@ -20,8 +23,11 @@ from websim_crawler.errors import WebsimError
 logger = logging.getLogger(__name__)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the top-level parser with every subcommand of this package."""
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """Build the top-level parser; only the subcommand ``argv`` names is imported and complete.
+
+    Without ``argv`` every subcommand is imported (the full parser, for documentation and tests).
+    """
     parser = argparse.ArgumentParser(
         prog="websim",
         description="Extract, cluster and compare query-result web pages.",
@@ -30,17 +36,40 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true", help="log at DEBUG level")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
-    for module_info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
-        if module_info.name.startswith("_"):
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
-        module.register(subparsers)
+    chosen = _chosen_command(argv)
+    for name, path in _subcommands():
+        if argv is None or name == chosen:
+            importlib.import_module(f"{__name__}.{name}").register(subparsers)
+        else:
+            subparsers.add_parser(name, help=_summary(path))
     return parser
+
+
+def _subcommands() -> list[tuple[str, str]]:
+    """Return (name, source path) of each subcommand module, without importing any."""
+    found = []
+    for info in pkgutil.iter_modules(__path__):
+        if not info.name.startswith("_"):
+            found.append((info.name, os.path.join(__path__[0], f"{info.name}.py")))
+    return sorted(found)
+
+
+def _chosen_command(argv: Sequence[str] | None) -> str | None:
+    """Return the subcommand ``argv`` names: its first argument that is not an option."""
+    return next((arg for arg in argv or () if not arg.startswith("-")), None)
+
+
+def _summary(path: str) -> str:
+    """Return what a subcommand does: its module docstring's first line, after the colon."""
+    with open(path, encoding="utf-8") as source:
+        first_line = (ast.get_docstring(ast.parse(source.read())) or "").split("\n", 1)[0]
+    return first_line.split(": ", 1)[-1].rstrip(".").replace("``", "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``websim`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,

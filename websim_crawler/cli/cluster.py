@@ -12,7 +12,6 @@ from typing import Any
 from tqdm import tqdm
 
 from websim_crawler._imports import require
-from websim_crawler.core.analysis import AnalysisParams, analyse_page, new_template_memory
 from websim_crawler.core.clustering import (
     CandidateScore,
     ClusteringParams,
@@ -21,10 +20,9 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.clustering.auto import VALIDITY_INDICES
-from websim_crawler.core.clustering.fcm import METRICS
-from websim_crawler.core.clustering.job import AUTO, ENGINES, KINDS
-from websim_crawler.core.io import ReadReport, atomic_write_json, atomic_write_text, iter_jsonl
+from websim_crawler.core.clustering.params import AUTO, ENGINES, KINDS, METRICS, VALIDITY_INDICES
+from websim_crawler.core.io import ReadReport, atomic_write_report, iter_jsonl
+from websim_crawler.core.page import AnalysisParams, analyse_page, new_template_memory
 from websim_crawler.errors import ConfigError, PageError
 
 
@@ -181,10 +179,9 @@ def run(args: argparse.Namespace) -> int:
 
         result = cluster_documents(collector.documents, params, collector.report, advance)
 
-    atomic_write_json(args.output, build_report(result))
-    if args.html:
-        title = f"websim clusters: {', '.join(args.input)}"
-        atomic_write_text(args.html, render_html(result, title=title))
+    title = f"websim clusters: {', '.join(args.input)}"
+    html = render_html(result, title=title) if args.html else ""
+    atomic_write_report(args.output, build_report(result), args.html, html)
     skipped = sum(collector.report.skipped.values())
     print(
         f"{len(result.documents)} page(s) in {result.n_clusters} cluster(s) "

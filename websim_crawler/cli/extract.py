@@ -17,8 +17,8 @@ from tqdm import tqdm
 
 from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.analysis import analyse_page, new_template_memory
 from websim_crawler.core.io import atomic_writer
+from websim_crawler.core.page import analyse_page, new_template_memory
 from websim_crawler.errors import PageError
 
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz")

@@ -11,7 +11,7 @@ from typing import Any
 from tqdm import tqdm
 
 from websim_crawler._imports import require
-from websim_crawler.core.io import ReadReport, atomic_write_json, iter_jsonl
+from websim_crawler.core.io import ReadReport, atomic_write_json, iter_feeds
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
 from websim_crawler.core.neardup.params import METHODS
 
@@ -29,7 +29,11 @@ def register(subparsers: Any) -> None:
             "linked, citing/cited, copies)."
         ),
     )
-    parser.add_argument("input", help="crawl feed: JSON Lines (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "input",
+        nargs="+",
+        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+    )
     parser.add_argument("-o", "--output", required=True, help="report JSON file to write")
     parser.add_argument(
         "--method",
@@ -92,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         read_report = ReadReport()
         with NearDuplicateFinder(params) as finder:
-            items = iter_jsonl(args.input, read_report)
+            items = iter_feeds(args.input, read_report)
             for item in tqdm(items, desc="pages", unit=" pages", disable=args.no_progress):
                 finder.add_item(item)
             if not args.no_progress:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from websim_crawler._imports import require
+from websim_crawler.distributed.leases import delete_worker_keys
 from websim_crawler.distributed.params import DistributedParams, redacted_url
 from websim_crawler.distributed.seeds import seed_entry
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
@@ -46,7 +47,8 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "--reset",
         action="store_true",
-        help="delete the crawl's queue, duplicate filter and seeds before pushing",
+        help="delete the crawl's queue, duplicate filter, seeds, leases, dead-letter list and "
+        "shared counts before pushing",
     )
     parser.set_defaults(func=run)
 
@@ -79,6 +81,8 @@ def run(args: argparse.Namespace) -> int:
     redis = require("redis")
     try:
         server = redis.Redis.from_url(args.redis)
+        if args.reset:
+            delete_worker_keys(server, keys)
         with server.pipeline(transaction=True) as pipe:
             if args.reset:
                 pipe.delete(*keys.all())

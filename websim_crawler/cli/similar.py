@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import ReadReport, atomic_write_json, iter_jsonl
+from websim_crawler.core.io import ReadReport, atomic_write_json, iter_feeds
 from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import MODES, features_from_item
 from websim_crawler.core.similarity.pairs import find_similar_pairs
@@ -29,7 +29,11 @@ def register(subparsers: Any) -> None:
         help="find the similar page pairs of a crawl feed (MinHash/LSH blocking, four stages)",
         description="Read a crawl's JSON Lines and write its similar page pairs as JSON.",
     )
-    parser.add_argument("input", help="crawl feed: JSON Lines (.jsonl or .jsonl.gz)")
+    parser.add_argument(
+        "input",
+        nargs="+",
+        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+    )
     parser.add_argument("-o", "--output", required=True, help="pairs JSON file to write")
     parser.add_argument(
         "--mode",
@@ -63,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         changes["weights_file"] = args.weights
     params = with_weights_file(dataclasses.replace(config.similarity, **changes))
     read_report = ReadReport()
-    records: Iterable[dict[str, Any]] = iter_jsonl(args.input, read_report)
+    records: Iterable[dict[str, Any]] = iter_feeds(args.input, read_report)
     if not args.no_progress:
         records = tqdm(records, desc="pages", unit="page", file=sys.stderr)
     pages = [features_from_item(record, params) for record in records]

@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
 from lxml import etree
 
 from websim_crawler.core.params import setting, validate
+from websim_crawler.core.urls import same_host_port
 
 
 @dataclass(frozen=True)
@@ -105,17 +106,6 @@ def absolute_url(href: str, base_url: str) -> str | None:
     return urlunsplit(parts._replace(fragment=""))
 
 
-def site_of(url: str) -> str:
-    """Return the host:port a URL belongs to, lower-cased, without a leading ``www.``."""
-    netloc = urlsplit(url).netloc.lower().rsplit("@", 1)[-1]
-    return netloc.removeprefix("www.")
-
-
-def same_site(url: str, other: str) -> bool:
-    """Tell whether two URLs are on the same site (host and port; ``www.`` ignored)."""
-    return site_of(url) == site_of(other)
-
-
 def looks_like_page(url: str) -> bool:
     """Tell whether a URL may be an HTML page (not an image, archive, feed or document)."""
     path = urlsplit(url).path
@@ -186,7 +176,7 @@ def _best_next_link(root: etree._Element, url: str, page_number: int) -> str | N
     best: tuple[float, str] | None = None
     for score, href in _next_page_candidates(root, page_number):
         candidate = absolute_url(href, url)
-        if candidate is None or candidate == url or not same_site(candidate, url):
+        if candidate is None or candidate == url or not same_host_port(candidate, url):
             continue
         if best is None or score > best[0]:
             best = (score, candidate)
@@ -374,7 +364,7 @@ def record_links(
             not in_template
             and not _is_pager_label(label)
             and link not in template_links
-            and same_site(link, results_url)
+            and same_host_port(link, results_url)
             and looks_like_page(link)
             and urlsplit(link).path not in list_paths
         ):

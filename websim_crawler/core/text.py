@@ -1,23 +1,31 @@
 """Language-aware text processing: tokens, stopwords, stemming and keyword counts.
 
-Everything works offline: stopwords come from NLTK's corpus when it is installed, else from the
-``stop-words`` package; stemmers are NLTK's Porter (English) and Snowball (other languages).
-Chinese and Japanese runs, which have no spaces, become overlapping character bigrams.
+Everything works offline. Stemmers (``STEMMERS``): ``snowball``, the default, is the Snowball
+project's C code through PyStemmer (English: Porter2); ``porter`` is the same but Martin Porter's
+original 1980 algorithm for English; ``nltk`` is NLTK's Python code (English: NLTK's own Porter
+variant with its extensions; other languages: NLTK's Snowball). Stopwords come from the
+``stop-words`` package, joined with NLTK's corpus when the ``nltk`` stemmer is chosen and the
+corpus is installed: NLTK is imported only then (its import alone takes seconds). Chinese and
+Japanese runs, which have no spaces, become overlapping character bigrams.
 """
 
 from __future__ import annotations
 
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 
+import Stemmer
 import stop_words
-from nltk.stem import PorterStemmer
-from nltk.stem.snowball import SnowballStemmer
+
+from websim_crawler.errors import ConfigError
 
 DEFAULT_LANGUAGE = "en"
+STEMMERS = ("snowball", "porter", "nltk")
+DEFAULT_STEMMER = "snowball"
 _LANGUAGE_SAMPLE_CHARS = 3000
 _MIN_CHARS_FOR_DETECTION = 20
 
@@ -43,6 +51,27 @@ _SNOWBALL_NAMES = {
     "ru": "russian",
     "es": "spanish",
     "sv": "swedish",
+}
+# Languages whose Snowball algorithm libstemmer (PyStemmer) has but NLTK does not.
+_LIBSTEMMER_ONLY_NAMES = {
+    "hy": "armenian",
+    "eu": "basque",
+    "ca": "catalan",
+    "cs": "czech",
+    "eo": "esperanto",
+    "et": "estonian",
+    "el": "greek",
+    "hi": "hindi",
+    "id": "indonesian",
+    "ga": "irish",
+    "lt": "lithuanian",
+    "ne": "nepali",
+    "fa": "persian",
+    "pl": "polish",
+    "sr": "serbian",
+    "ta": "tamil",
+    "tr": "turkish",
+    "yi": "yiddish",
 }
 
 
@@ -105,17 +134,17 @@ def language_code(value: str | None) -> str | None:
 
 
 @lru_cache(maxsize=64)
-def stopwords(language: str) -> frozenset[str]:
+def stopwords(language: str, stemmer_name: str = DEFAULT_STEMMER) -> frozenset[str]:
     """Return the stopword set of a language (English's when the language has none)."""
     words: set[str] = set()
     name = stop_words.LANGUAGE_MAPPING.get(language)
-    try:
-        from nltk.corpus import stopwords as nltk_stopwords
+    if name and stemmer_name == "nltk":
+        try:
+            from nltk.corpus import stopwords as nltk_stopwords
 
-        if name:
             words.update(nltk_stopwords.words(name))
-    except (LookupError, OSError):
-        pass
+        except (LookupError, OSError):
+            pass
     if name:
         words.update(stop_words.get_stop_words(language))
     if not words:
@@ -124,35 +153,74 @@ def stopwords(language: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=64)
-def stemmer(language: str) -> Callable[[str], str]:
-    """Return a cached stem function: Porter for English, Snowball where NLTK has the language."""
+def stemmer(language: str, stemmer_name: str = DEFAULT_STEMMER) -> Callable[[str], str]:
+    """Return the stem function of a language (identity where no stemmer has it).
+
+    ``stemmer_name`` is one of ``STEMMERS``. The Snowball algorithms are the same in PyStemmer and
+    NLTK, but PyStemmer has 18 more languages; for English each name gives its own algorithm
+    (see the module).
+    """
+    if stemmer_name not in STEMMERS:
+        raise ConfigError(f"unknown stemmer {stemmer_name!r}, expected one of {STEMMERS}")
     if language == "en":
-        porter = PorterStemmer()
-        return lru_cache(maxsize=200_000)(porter.stem)
-    name = _SNOWBALL_NAMES.get(language)
-    if name is None:
+        algorithm = {"snowball": "english", "porter": "porter", "nltk": "nltk-porter"}[stemmer_name]
+    elif stemmer_name == "nltk":
+        algorithm = _SNOWBALL_NAMES.get(language, "")
+    else:
+        algorithm = _SNOWBALL_NAMES.get(language) or _LIBSTEMMER_ONLY_NAMES.get(language, "")
+    if not algorithm:
         return _identity
-    snowball = SnowballStemmer(name)
-    return lru_cache(maxsize=200_000)(snowball.stem)
+    if stemmer_name == "nltk":
+        return _nltk_stemmer(algorithm)
+    return _snowball_stemmer(algorithm)
+
+
+def _snowball_stemmer(algorithm: str) -> Callable[[str], str]:
+    """Return PyStemmer's stem function, one stemmer object per thread (they are not shared)."""
+    local = threading.local()
+
+    def stem(word: str) -> str:
+        try:
+            return local.stem_word(word)
+        except AttributeError:  # the first word of this thread
+            local.stem_word = Stemmer.Stemmer(algorithm).stemWord
+            return local.stem_word(word)
+
+    return stem
+
+
+def _nltk_stemmer(algorithm: str) -> Callable[[str], str]:
+    """Return NLTK's stemmer for a Snowball algorithm name (``nltk-porter``: its Porter)."""
+    from nltk.stem import PorterStemmer, SnowballStemmer  # imported only when chosen
+
+    if algorithm == "nltk-porter":
+        return lru_cache(maxsize=200_000)(PorterStemmer().stem)
+    return lru_cache(maxsize=200_000)(SnowballStemmer(algorithm).stem)
 
 
 def _identity(token: str) -> str:
     return token
 
 
-def keyword_tokens(text: str, language: str = DEFAULT_LANGUAGE, *, stem: bool = True) -> list[str]:
+def keyword_tokens(
+    text: str,
+    language: str = DEFAULT_LANGUAGE,
+    *,
+    stem: bool = True,
+    stemmer_name: str = DEFAULT_STEMMER,
+) -> list[str]:
     """Tokenise, drop stopwords and stem: the keywords of a text, in order.
 
     With ``stem=False`` the keywords are the lower-cased tokens themselves (no stemmer runs);
-    ``stemmer(language)`` maps them to the stemmed keywords later.
+    ``stemmer(language, stemmer_name)`` maps them to the stemmed keywords later.
     """
     lowered = text.lower()
     tokens = tokenize(text) if _has_cjk(lowered) else _WORD_RE.findall(lowered)
-    keywords = _keyword_table(language, stem)
+    keywords = _keyword_table(language, stem, stemmer_name)
     try:
         return list(filter(None, map(keywords.__getitem__, tokens)))
     except KeyError:  # tokens never seen before
-        _learn_keywords(keywords, tokens, language, stem)
+        _learn_keywords(keywords, tokens, language, stem, stemmer_name)
         return list(filter(None, map(keywords.__getitem__, tokens)))
 
 
@@ -166,7 +234,11 @@ def _has_cjk(text: str) -> bool:
 
 
 def keyword_token_lists(
-    texts: Sequence[str], language: str = DEFAULT_LANGUAGE, *, stem: bool = True
+    texts: Sequence[str],
+    language: str = DEFAULT_LANGUAGE,
+    *,
+    stem: bool = True,
+    stemmer_name: str = DEFAULT_STEMMER,
 ) -> list[list[str]]:
     """Return ``keyword_tokens`` of each text, lower-casing and looking up their tokens together.
 
@@ -176,9 +248,11 @@ def keyword_token_lists(
     lowered = joined.lower()
     if len(lowered) != len(joined) or _has_cjk(lowered):
         # Lower-casing moved the spans (a dotted capital I) or bigrams are needed: one by one.
-        return [keyword_tokens(text, language, stem=stem) for text in texts]
+        return [
+            keyword_tokens(text, language, stem=stem, stemmer_name=stemmer_name) for text in texts
+        ]
     findall = _WORD_RE.findall
-    keywords = _keyword_table(language, stem)
+    keywords = _keyword_table(language, stem, stemmer_name)
     keyword_of = keywords.__getitem__
     lists = []
     start = 0
@@ -191,14 +265,16 @@ def keyword_token_lists(
         except KeyError:  # tokens never seen before
             # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from
             # one word to the next, so its stems depend on the order words are first seen.
-            _learn_keywords(keywords, tokens, language, stem)
+            _learn_keywords(keywords, tokens, language, stem, stemmer_name)
             lists.append(list(filter(None, map(keyword_of, tokens))))
     return lists
 
 
-def stem_counts(counts: Counter[str], language: str) -> Counter[str]:
+def stem_counts(
+    counts: Counter[str], language: str, stemmer_name: str = DEFAULT_STEMMER
+) -> Counter[str]:
     """Map the counts of unstemmed keywords (``stem=False``) to counts of their stems."""
-    stem = stemmer(language)
+    stem = stemmer(language, stemmer_name)
     stemmed: Counter[str] = Counter()
     for token, count in counts.items():
         stemmed[stem(token)] += count
@@ -209,12 +285,14 @@ _KEYWORD_TABLE_SIZE = 500_000
 
 
 @lru_cache(maxsize=64)
-def _keyword_table(language: str, stem: bool) -> dict[str, str]:
+def _keyword_table(language: str, stem: bool, stemmer_name: str) -> dict[str, str]:
     """Return the language's memo of token -> keyword ("" for tokens that are no keyword)."""
     return {}
 
 
-def _learn_keywords(keywords: dict[str, str], tokens: list[str], language: str, stem: bool) -> None:
+def _learn_keywords(
+    keywords: dict[str, str], tokens: list[str], language: str, stem: bool, stemmer_name: str
+) -> None:
     """Add the tokens missing from a keyword table (emptied first when it would grow too big)."""
     unseen = set(tokens).difference(keywords)
     if not unseen:
@@ -222,8 +300,8 @@ def _learn_keywords(keywords: dict[str, str], tokens: list[str], language: str, 
     if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
         keywords.clear()
         unseen = set(tokens)
-    ignored = stopwords(language)
-    stem_of = stemmer(language)
+    ignored = stopwords(language, stemmer_name)
+    stem_of = stemmer(language, stemmer_name)
     for token in unseen:  # in this order: see ``keyword_token_lists``
         if (
             token in ignored

@@ -12,4 +12,7 @@ from websim_crawler.distributed.params import DistributedParams, RedisKeys
 WORKER_LOCAL = "websim_worker_local"
 """Request meta key: ``True`` keeps a request on its worker, out of the shared queue."""
 
-__all__ = ["WORKER_LOCAL", "DistributedParams", "RedisKeys"]
+BUDGET = "websim_budget"
+"""Request meta key: ``[name, limit]``, a page budget shared by all workers (counted in Redis)."""
+
+__all__ = ["BUDGET", "WORKER_LOCAL", "DistributedParams", "RedisKeys"]

@@ -22,9 +22,12 @@ from websim_crawler.distributed.params import redacted_url
 logger = logging.getLogger(__name__)
 
 SCHEDULER = "websim_crawler.distributed.scheduler.WorkerScheduler"
+JOBDIR_SCHEDULER = "websim_crawler.jobdir_scheduler.JobdirScheduler"
 DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"
 QUEUE = "scrapy_redis.queue.PriorityQueue"
 SEEDS_EXTENSION = "websim_crawler.distributed.seeds.RedisSeeds"
+CLOSE_SPIDER = "scrapy.extensions.closespider.CloseSpider"
+GLOBAL_CLOSE_SPIDER = "websim_crawler.distributed.limits.GlobalCloseSpider"
 
 
 class RedisAddon:
@@ -55,7 +58,12 @@ class RedisAddon:
         }
         for name, value in values.items():
             settings.set(name, value, priority="addon")
+        if settings.get("SCHEDULER") == JOBDIR_SCHEDULER:  # the project's default, not a choice
+            settings.set("SCHEDULER", SCHEDULER, priority=settings.getpriority("SCHEDULER") or 0)
         settings["EXTENSIONS"][SEEDS_EXTENSION] = 0
+        if params.global_limits:  # CLOSESPIDER_PAGECOUNT over all workers, counted in Redis
+            settings["EXTENSIONS"][CLOSE_SPIDER] = None
+            settings["EXTENSIONS"][GLOBAL_CLOSE_SPIDER] = 0
         if settings.get("JOBDIR"):
             logger.warning("JOBDIR is ignored by distributed workers: the frontier is in Redis")
         if settings.get("WEBSIM_CLUSTERS_OUTPUT"):

@@ -51,6 +51,28 @@ class DistributedParams:
         minimum=1,
         maximum=10_000,
     )
+    lease: float = setting(
+        30.0,
+        "WEBSIM_REDIS_LEASE",
+        "seconds a worker's heartbeat lives (refreshed every third of it): a worker silent this "
+        "long is dead, and any other worker puts its in-flight requests back on the queue",
+        minimum=1.0,
+        maximum=3_600.0,
+    )
+    max_attempts: int = setting(
+        3,
+        "WEBSIM_REDIS_MAX_ATTEMPTS",
+        "a request in flight on this many workers that died goes to the dead-letter list "
+        "PREFIX:SPIDER:dead instead of back on the queue (a poison page)",
+        minimum=1,
+        maximum=1_000,
+    )
+    global_limits: bool = setting(
+        True,
+        "WEBSIM_REDIS_GLOBAL_LIMITS",
+        "count CLOSESPIDER_PAGECOUNT and the site spider's max_pages over all workers "
+        "(atomically in Redis); off: each worker counts its own",
+    )
 
     def __post_init__(self) -> None:
         validate(self)
@@ -74,21 +96,93 @@ class DistributedParams:
 
 @dataclass(frozen=True)
 class RedisKeys:
-    """The keys of one distributed crawl: shared request queue, seen fingerprints, seeds."""
+    """The keys of one distributed crawl under ``base`` (``PREFIX:SPIDER``)."""
 
-    requests: str
-    dupefilter: str
-    seeds: str
+    base: str
 
     @classmethod
     def of(cls, prefix: str, spider_name: str) -> RedisKeys:
         """Return the keys of spider ``spider_name`` under ``prefix``."""
-        base = f"{prefix}:{spider_name}"
-        return cls(f"{base}:requests", f"{base}:dupefilter", f"{base}:seeds")
+        return cls(f"{prefix}:{spider_name}")
 
-    def all(self) -> tuple[str, str, str]:
-        """Return every key (to delete them before a fresh crawl)."""
-        return (self.requests, self.dupefilter, self.seeds)
+    @property
+    def requests(self) -> str:
+        """The shared request queue (a sorted set, scrapy-redis' priority queue)."""
+        return f"{self.base}:requests"
+
+    @property
+    def dupefilter(self) -> str:
+        """The fingerprints of every request ever queued (a set)."""
+        return f"{self.base}:dupefilter"
+
+    @property
+    def seeds(self) -> str:
+        """The seeds waiting for a worker (a list)."""
+        return f"{self.base}:seeds"
+
+    @property
+    def workers(self) -> str:
+        """The ids of the workers that may hold leases (a set)."""
+        return f"{self.base}:workers"
+
+    def in_flight(self, worker: str) -> str:
+        """The requests ``worker`` holds, lease id to ``score\ndata`` (a hash)."""
+        return f"{self.base}:inflight:{worker}"
+
+    def heartbeat(self, worker: str) -> str:
+        """The key whose expiry tells that ``worker`` is dead."""
+        return f"{self.base}:alive:{worker}"
+
+    @property
+    def lease_counter(self) -> str:
+        """The counter that numbers leases."""
+        return f"{self.base}:leases"
+
+    @property
+    def attempts(self) -> str:
+        """How often each request (by the SHA-1 of its data) was held by a dead worker (a hash)."""
+        return f"{self.base}:attempts"
+
+    @property
+    def suspects(self) -> str:
+        """Requeued requests that were being handled when a worker died (a sorted set)."""
+        return f"{self.base}:suspects"
+
+    @property
+    def requeued(self) -> str:
+        """How many requests of dead workers were put back on the queue, over the crawl."""
+        return f"{self.base}:requeued"
+
+    @property
+    def dead_letter(self) -> str:
+        """The requests given up after ``WEBSIM_REDIS_MAX_ATTEMPTS`` dead workers (a list)."""
+        return f"{self.base}:dead"
+
+    @property
+    def page_count(self) -> str:
+        """Responses received by all workers (``CLOSESPIDER_PAGECOUNT`` over the crawl)."""
+        return f"{self.base}:pages"
+
+    @property
+    def budgets(self) -> str:
+        """Pages requested per budget (the site spider's start URL), over all workers (a hash)."""
+        return f"{self.base}:budgets"
+
+    def all(self) -> tuple[str, ...]:
+        """Return every fixed key (to delete them before a fresh crawl; see ``worker keys``)."""
+        return (
+            self.requests,
+            self.dupefilter,
+            self.seeds,
+            self.workers,
+            self.lease_counter,
+            self.attempts,
+            self.suspects,
+            self.requeued,
+            self.dead_letter,
+            self.page_count,
+            self.budgets,
+        )
 
 
 def redacted_url(url: str) -> str:

@@ -15,8 +15,12 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.analysis import PageAnalysis, analyse_page, new_template_memory
-from websim_crawler.core.site_memory import SiteTemplateMemory
+from websim_crawler.core.page import (
+    PageAnalysis,
+    SiteTemplateMemory,
+    analyse_page,
+    new_template_memory,
+)
 from websim_crawler.errors import PageError
 from websim_crawler.jobdir import load_state, save_state
 

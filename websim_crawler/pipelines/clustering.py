@@ -24,7 +24,7 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.io import atomic_write_json, atomic_write_text
+from websim_crawler.core.io import atomic_write_report
 from websim_crawler.errors import WebsimError
 from websim_crawler.jobdir import load_state, save_state
 
@@ -95,7 +95,6 @@ class ClusteringPipeline:
     def _cluster_and_write(self) -> ClusteringResult:
         result = cluster_documents(self.collector.documents, self.params, self.collector.report)
         assert self.params.output is not None
-        atomic_write_json(self.params.output, build_report(result))
-        if self.params.html_output:
-            atomic_write_text(self.params.html_output, render_html(result))
+        html = render_html(result) if self.params.html_output else ""
+        atomic_write_report(self.params.output, build_report(result), self.params.html_output, html)
         return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import logging
 from typing import Any, Self
-from urllib.parse import urlsplit
 
 import scrapy
 from scrapy.crawler import Crawler
@@ -16,6 +15,8 @@ from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import decode_html, outgoing_links, page_title
+from websim_crawler.core.urls import hostname_of
+from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.errors import PageError
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
@@ -35,6 +36,7 @@ class WebsimSpider(scrapy.Spider):
 
     params: CrawlParams = CrawlParams()
     render_params: RenderParams = RenderParams()
+    distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
@@ -49,6 +51,7 @@ class WebsimSpider(scrapy.Spider):
         config = WebsimConfig.from_settings(crawler.settings)
         spider.params = config.crawl
         spider.render_params = config.render
+        spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
         spider.configure()
         if spider.render:
@@ -60,8 +63,7 @@ class WebsimSpider(scrapy.Spider):
 
     def restrict_to_site(self, url: str) -> None:
         """Keep the crawl (redirects too) on the host of ``url`` and its subdomains."""
-        host = (urlsplit(url).hostname or "").removeprefix("www.")
-        self.allowed_domains = [host]
+        self.allowed_domains = [hostname_of(url)]
 
     def page_request(
         self, url: str, callback: Any, *, meta: dict[str, Any] | None = None

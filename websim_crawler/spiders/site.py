@@ -3,7 +3,8 @@
 ``scrapy crawl site -a start_url=URL [-a max_pages=N] [-a render=1] [-s DEPTH_LIMIT=N]
 -O pages.jsonl``; every page becomes an item of kind ``page``. As a distributed worker
 (``-s WEBSIM_REDIS_URL=...``) it also takes start URLs seeded in Redis (``websim seed site``)
-and follows each one's links within that start URL's site; ``max_pages`` counts per worker.
+and follows each one's links within that start URL's site; ``max_pages`` counts the pages of a
+start URL over all workers (in Redis, ``WEBSIM_REDIS_GLOBAL_LIMITS``), or per worker.
 """
 
 from __future__ import annotations
@@ -15,8 +16,10 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
-from websim_crawler.core.crawling import looks_like_page, same_site
+from websim_crawler.core.crawling import looks_like_page
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.urls import same_host_port
+from websim_crawler.distributed import BUDGET
 from websim_crawler.errors import ConfigError
 from websim_crawler.spiders._args import parse_count, parse_http_url
 from websim_crawler.spiders._pages import WebsimSpider
@@ -47,6 +50,7 @@ class SiteSpider(WebsimSpider):
         )
         self.max_pages = self.max_pages_argument or self.params.site_max_pages
         self.requested: set[str] = set()
+        self.shared_budget = False  # True: max_pages is counted over all workers, in Redis
 
     def configure(self) -> None:
         """Take ``max_pages`` from ``WEBSIM_SITE_MAX_PAGES`` unless ``-a max_pages`` was given."""
@@ -55,6 +59,7 @@ class SiteSpider(WebsimSpider):
         if self.start_url is not None and not self.seeded:
             self.restrict_to_site(self.start_url)
         self.max_pages = self.max_pages_argument or self.params.site_max_pages
+        self.shared_budget = self.seeded and self.distributed.global_limits
         logger.info(
             "site: crawling %s, up to %d pages",
             self.start_url or "the start URLs seeded in Redis",
@@ -73,7 +78,14 @@ class SiteSpider(WebsimSpider):
     def start_request(self, url: str) -> scrapy.Request:
         """Build the (filtered) request of a start page."""
         self.requested.add(url)
-        return self.page_request(url, self.parse_page, meta={_START_URL: url})
+        return self.page_request(url, self.parse_page, meta=self.budget_meta(url))
+
+    def budget_meta(self, start_url: str) -> dict[str, Any]:
+        """Return the meta of a page request of ``start_url``'s site (its shared budget too)."""
+        meta: dict[str, Any] = {_START_URL: start_url}
+        if self.shared_budget:
+            meta[BUDGET] = [start_url, self.max_pages]
+        return meta
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         """Yield the page and requests for its same-site links not requested yet."""
@@ -84,12 +96,12 @@ class SiteSpider(WebsimSpider):
         yield self.page_item(response, root, kind="page", query=None, page=None, links=links)
         start_url = response.meta.get(_START_URL) or self.start_url or response.url
         for url in links:
-            if len(self.requested) >= self.max_pages:
+            if not self.shared_budget and len(self.requested) >= self.max_pages:
                 self.count("websim/crawl/page_limit_reached")
                 return
-            if url in self.requested or not same_site(url, start_url):
+            if url in self.requested or not same_host_port(url, start_url):
                 continue
             if not looks_like_page(url):
                 continue
             self.requested.add(url)
-            yield self.page_request(url, self.parse_page, meta={_START_URL: start_url})
+            yield self.page_request(url, self.parse_page, meta=self.budget_meta(start_url))

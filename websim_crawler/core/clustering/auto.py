@@ -8,10 +8,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
+from websim_crawler.core.clustering.params import VALIDITY_INDICES
 
 logger = logging.getLogger(__name__)
 
-VALIDITY_INDICES = ("xie_beni", "partition_coefficient", "partition_entropy")
 # The direction in which each index gets better.
 _HIGHER_IS_BETTER = {"xie_beni": False, "partition_coefficient": True, "partition_entropy": False}
 

@@ -31,11 +31,11 @@ from websim_crawler.core.clustering.fcm import (
     memberships_from_distances,
     objective,
 )
+from websim_crawler.core.clustering.params import DEFAULT_CHUNK_ROWS
 from websim_crawler.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_CHUNK_ROWS = 20_000
 _INLINE_BYTES = 1 << 20  # centres up to this size travel inside the tasks
 
 

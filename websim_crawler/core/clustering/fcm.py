@@ -18,12 +18,11 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
 
+from websim_crawler.core.clustering.params import INIT_METHODS, METRICS
 from websim_crawler.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
-METRICS = ("cosine", "euclidean")
-INIT_METHODS = ("k-means++", "random")
 
 # Squared distances are floored here before the membership update (a row sitting on a centre).
 _MIN_SQUARED_DISTANCE = 1e-12

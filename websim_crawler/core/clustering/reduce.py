@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from numpy.typing import NDArray
-from scipy.sparse.linalg import svds
 
 from websim_crawler.core.clustering.fcm import l2_normalize_rows
 
@@ -16,6 +15,17 @@ logger = logging.getLogger(__name__)
 
 # Below this many components the SVD is skipped: the rows are clustered as they are.
 MIN_COMPONENTS = 2
+
+
+def svds(matrix: Any, k: int, v0: NDArray[np.float64]) -> tuple[NDArray[Any], ...]:
+    """Return SciPy's truncated SVD (``scipy.sparse.linalg.svds``), imported on first use.
+
+    Importing ``scipy.sparse.linalg`` takes longer than most commands' whole work, and only the
+    clustering needs it.
+    """
+    from scipy.sparse.linalg import svds as scipy_svds
+
+    return tuple(scipy_svds(matrix, k=k, v0=v0))
 
 
 def lsa_reduce(

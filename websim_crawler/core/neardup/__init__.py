@@ -7,21 +7,8 @@ class (identical, inclusion, partial) and relation (mirror, in-site, linked, cit
 
 from __future__ import annotations
 
-from websim_crawler.core.neardup.detect import (
-    NearDuplicateFinder,
-    NeardupPair,
-    NeardupReport,
-    find_near_duplicates,
-)
-from websim_crawler.core.neardup.pages import PageSentences, page_sentences
-from websim_crawler.core.neardup.params import NeardupParams
+import lazy_loader
 
-__all__ = [
-    "NearDuplicateFinder",
-    "NeardupPair",
-    "NeardupParams",
-    "NeardupReport",
-    "PageSentences",
-    "find_near_duplicates",
-    "page_sentences",
-]
+# Importing a submodule (the settings in ``params``) must not import the others: the names listed
+# in ``__init__.pyi`` are imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

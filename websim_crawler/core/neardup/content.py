@@ -14,9 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.core.analysis import CONTAINER, Chunk, hyperlink_percentage
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.neardup.sentences import normalize_sentence, split_sentences
+from websim_crawler.core.page import CONTAINER, Chunk, hyperlink_percentage
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from websim_crawler.core.analysis import AnalysisParams, analyse_page
 from websim_crawler.core.neardup.content import content_texts
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.neardup.relations import url_hash
 from websim_crawler.core.neardup.sentences import long_sentence_hashes
+from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.errors import PageError
 
 # The analysis runs for its chunks and link features only: skip its within-page filters.

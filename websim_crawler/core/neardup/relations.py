@@ -20,9 +20,10 @@ page is shared, else *partial*. Relation rules, tried in this order (the README 
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 from dataclasses import dataclass
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from websim_crawler.core.urls import host_port_of, normalize_url, registered_domain_of
 
 IDENTICAL, INCLUSION, PARTIAL = "identical", "inclusion", "partial"
 CLASSES = (IDENTICAL, INCLUSION, PARTIAL)
@@ -41,11 +42,6 @@ RELATIONS = (
     LINKED,
     CROSS_SITE_COPY,
     SENTENCE_SET_SHARING,
-)
-_DEFAULT_PORTS = {"http": 80, "https": 443}
-# Second-level labels under which country domains register names (example.co.uk, example.ac.jp).
-_SECOND_LEVEL_LABELS = frozenset(
-    {"ac", "co", "com", "ed", "edu", "go", "gob", "gov", "gr", "lg", "ne", "net", "or", "org"}
 )
 _INDEX_FILES = frozenset(
     {"index.html", "index.htm", "index.php", "index.shtml", "default.asp", "default.aspx"}
@@ -73,49 +69,15 @@ def inclusion_rate(shared: int, count_a: int, count_b: int) -> float:
     return shared / smaller if smaller else 0.0
 
 
-def canonical_url(url: str) -> str:
-    """Lower-case scheme and host, drop default ports, fragments and an empty path's absence."""
-    try:
-        parts = urlsplit(url.strip())
-        port = parts.port
-    except ValueError:
-        return url.strip()
-    scheme = parts.scheme.lower()
-    host = (parts.hostname or "").lower()
-    netloc = host if port is None or _DEFAULT_PORTS.get(scheme) == port else f"{host}:{port}"
-    return urlunsplit((scheme, netloc, parts.path or "/", parts.query, ""))
-
-
 def url_hash(url: str) -> int:
     """Return a 64-bit fingerprint of a normalised URL (link targets are stored this way)."""
-    digest = hashlib.blake2b(canonical_url(url).encode("utf-8"), digest_size=8).digest()
+    digest = hashlib.blake2b(normalize_url(url).encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "little")
-
-
-def host_of(url: str) -> str:
-    """Return ``host[:port]`` of a URL, lower-cased, default ports dropped."""
-    return urlsplit(canonical_url(url)).netloc
-
-
-def site_of(url: str) -> str:
-    """Approximate the registered domain: the last two host labels (three under co.uk etc.)."""
-    host = (urlsplit(canonical_url(url)).hostname or "").removeprefix("www.")
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        labels = host.split(".")
-        keep = (
-            3
-            if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL_LABELS
-            else 2
-        )
-        return ".".join(labels[-keep:])
-    return host
 
 
 def path_segments(url: str) -> list[str]:
     """Return the path segments of a URL, an index file name dropped, the query on the last."""
-    parts = urlsplit(canonical_url(url))
+    parts = urlsplit(normalize_url(url))
     segments = [segment for segment in parts.path.split("/") if segment]
     if segments and segments[-1].lower() in _INDEX_FILES:
         segments.pop()
@@ -156,11 +118,11 @@ def relation_kind(pair: PagePair, mirror_path_similarity: float) -> tuple[str, b
     kind = pair_class(pair.shared, pair.count_a, pair.count_b)
     if (
         kind == IDENTICAL
-        and host_of(pair.url_a) != host_of(pair.url_b)
+        and host_port_of(pair.url_a) != host_port_of(pair.url_b)
         and path_similarity(pair.url_a, pair.url_b) >= mirror_path_similarity
     ):
         return MIRROR, False
-    if site_of(pair.url_a) == site_of(pair.url_b):
+    if registered_domain_of(pair.url_a) == registered_domain_of(pair.url_b):
         return (IN_SITE_RELATED if kind == PARTIAL else IN_SITE_INCLUSION), False
     a_quotes_b = pair.a_links_b and pair.shared < pair.count_a
     b_quotes_a = pair.b_links_a and pair.shared < pair.count_b

@@ -17,11 +17,11 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from websim_crawler.core.analysis import analyse_page
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.page import analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
-from websim_crawler.core.similarity.links import link_similarity, normalize_url
+from websim_crawler.core.similarity.links import link_similarity
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
@@ -34,6 +34,7 @@ from websim_crawler.core.similarity.visual import (
     colour_signature,
     signature_similarity,
 )
+from websim_crawler.core.urls import page_key
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
 logger = logging.getLogger(__name__)
@@ -95,7 +96,7 @@ def page_features(
         url=url,
         document=document,
         keywords={str(k): int(v) for k, v in keywords.items()},
-        links=frozenset(normalize_url(link) for link in links),
+        links=frozenset(page_key(link) for link in links),
         signature=signature,
         problems=problems,
     )

@@ -6,37 +6,11 @@ of 0 says nothing and the comparison skips the stage.
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-# An archived capture (<archive host>/web/<timestamp><flags>/<original url>, the Wayback Machine's
-# replay path on web.archive.org, web-beta.archive.org or an archive page's own host when a relative
-# link was resolved against it) stands for the original URL, so pages captured in different years
-# still share their links.
-_WAYBACK_RE = re.compile(
-    r"^(?:https?:)?//[^/]+/web/\d{4,14}[a-z_]*\*?/((?:https?:/{1,2})?[\w.-]+\.\w+.*)$",
-    re.IGNORECASE,
-)
-_SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
-
-
-def normalize_url(url: str) -> str:
-    """Return a comparable form of a URL: archive wrapper, fragment, ``www.``, case removed."""
-    url = url.strip()
-    wrapped = _WAYBACK_RE.match(url)
-    if wrapped:
-        url = "http://" + _SCHEME_RE.sub("", wrapped.group(1))
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return url
-    host = (parts.hostname or "").lower()
-    host = host.removeprefix("www.")
-    path = parts.path.rstrip("/") or "/"
-    return f"{host}{path}?{parts.query}" if parts.query else f"{host}{path}"
+from websim_crawler.core.urls import page_key
 
 
 @dataclass(frozen=True)
@@ -63,8 +37,8 @@ class LinkGraph:
         self.successors: dict[str, frozenset[str]] = {}
         predecessors: dict[str, set[str]] = defaultdict(set)
         for page, links in outgoing.items():
-            source = normalize_url(page)
-            targets = frozenset(normalize_url(link) for link in links) - {source}
+            source = page_key(page)
+            targets = frozenset(page_key(link) for link in links) - {source}
             self.successors[source] = self.successors.get(source, frozenset()) | targets
             for target in targets:
                 predecessors[target].add(source)
@@ -76,14 +50,14 @@ class LinkGraph:
         """Return the union of the pages' successors."""
         found: set[str] = set()
         for page in pages:
-            found |= self.successors.get(normalize_url(page), frozenset())
+            found |= self.successors.get(page_key(page), frozenset())
         return found
 
     def predecessors_of(self, pages: Iterable[str]) -> set[str]:
         """Return the union of the pages' predecessors."""
         found: set[str] = set()
         for page in pages:
-            found |= self.predecessors.get(normalize_url(page), frozenset())
+            found |= self.predecessors.get(page_key(page), frozenset())
         return found
 
 
@@ -119,7 +93,7 @@ def link_similarity(
 ) -> SetSimilarity:
     """Return the pooled Jaccard of successors and predecessors: (|S&| + |P&|) / (|S|| + |P||)."""
     successors = jaccard_with_support(
-        {normalize_url(u) for u in links_1}, {normalize_url(u) for u in links_2}
+        {page_key(u) for u in links_1}, {page_key(u) for u in links_2}
     )
     predecessors = jaccard_with_support(predecessors_1, predecessors_2)
     support = successors.support + predecessors.support

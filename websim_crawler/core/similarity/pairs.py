@@ -15,9 +15,10 @@ from typing import Any
 from datasketch import MinHash, MinHashLSH
 
 from websim_crawler.core.similarity.compare import PageFeatures, compare_pages
-from websim_crawler.core.similarity.links import LinkGraph, normalize_url
+from websim_crawler.core.similarity.links import LinkGraph
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
+from websim_crawler.core.urls import page_key
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +88,7 @@ def attach_predecessors(pages: Sequence[PageFeatures]) -> None:
     graph = LinkGraph({page.url or f"#{n}": page.links for n, page in enumerate(pages)})
     for page in pages:
         if page.url:
-            page.predecessors = graph.predecessors.get(normalize_url(page.url), frozenset())
+            page.predecessors = graph.predecessors.get(page_key(page.url), frozenset())
 
 
 def find_similar_pairs(

@@ -1,0 +1,118 @@
+"""Durable feeds: written item by item, cut lines skipped quietly, several feeds read URL-once."""
+
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
+import pytest
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from websim_crawler.cli import main
+from websim_crawler.core import io as feed_io
+from websim_crawler.core.io import ReadReport, incomplete_marker, iter_feeds, iter_jsonl, open_feed
+from websim_crawler.feeds import DurableFileFeedStorage
+
+
+def test_a_cut_last_line_is_skipped_quietly_and_counted(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    feed = tmp_path / "pages.jsonl"
+    feed.write_text('{"url": "a"}\nnot json\n{"url": "b"}\n{"url": "c", "ht', encoding="utf-8")
+    report = ReadReport()
+    with caplog.at_level(logging.INFO, logger="websim_crawler.core.io"):
+        urls = [record["url"] for record in iter_jsonl(feed, report)]
+    assert urls == ["a", "b"] and report.records == 2
+    assert report.skipped == {"invalid_json": 1, "cut_last_line": 1}
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [r.getMessage() for r in warnings] == [f"{feed}:2: not valid JSON, line skipped"]
+
+
+def test_appending_removes_a_cut_last_line_first(tmp_path: Path) -> None:
+    feed = tmp_path / "pages.jsonl"
+    feed.write_bytes(b'{"url": "a"}\n{"url": "b", "html": "<p>cut here')
+    with open_feed(feed, overwrite=False, fsync=False, lines=True) as handle:
+        handle.write(b'{"url": "c"}\n')
+    assert feed.read_bytes() == b'{"url": "a"}\n{"url": "c"}\n'
+    whole = b"x" * 70_000  # a cut line longer than one read block, and no newline at all
+    feed.write_bytes(whole)
+    with open_feed(feed, overwrite=False, fsync=False, lines=True) as handle:
+        handle.write(b'{"url": "d"}\n')
+    assert feed.read_bytes() == b'{"url": "d"}\n'
+
+
+def test_feed_storage_writes_each_item_through_and_marks_the_feed_until_closed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    feed = tmp_path / "out.jsonl"
+    feed.write_bytes(b'{"url": "old"}\n')
+    synced: list[int] = []
+    monkeypatch.setattr(feed_io.os, "fsync", lambda descriptor: synced.append(descriptor))
+    crawler = get_crawler(settings_dict={"WEBSIM_FEED_FSYNC": True})
+    options: dict[str, Any] = {"format": "jsonlines", "overwrite": True}
+    storage = build_from_crawler(DurableFileFeedStorage, crawler, str(feed), feed_options=options)
+    assert feed.read_bytes() == b'{"url": "old"}\n'  # -O: the old feed stays until opened
+    handle = storage.open(None)  # type: ignore[arg-type]
+    assert incomplete_marker(feed).exists()
+    handle.write(b'{"url": "new"}\n')
+    assert feed.read_bytes() == b'{"url": "new"}\n'  # on disk without a flush or a close
+    assert len(synced) == 1
+    storage.store(handle)
+    assert not incomplete_marker(feed).exists()
+    report = ReadReport()
+    assert [r["url"] for r in iter_jsonl(feed, report)] == ["new"]
+    assert report.incomplete_feeds == []
+
+
+def page(number: int, topic: str) -> dict[str, Any]:
+    """A page record as a crawl writes it (url, kind, html)."""
+    sentences = " ".join(
+        f"<p>The {topic} field note number {number} tells how the {topic} season went, "
+        f"what the volunteers measured on day {day} and why it mattered to them.</p>"
+        for day in range(6)
+    )
+    html = (
+        f"<html><head><title>{topic} {number}</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<article><h1>{topic.title()} note {number}</h1>{sentences}</article></body></html>"
+    )
+    return {"url": f"http://s.org/{topic}/{number}", "kind": "record", "html": html}
+
+
+@pytest.fixture
+def two_feeds(tmp_path: Path) -> list[str]:
+    """Two worker feeds; one page is in both (a request requeued after its worker died)."""
+    pages = [page(number, topic) for topic in ("volcanoes", "bread") for number in range(4)]
+    first, second = tmp_path / "worker-1.jsonl", tmp_path / "worker-2.jsonl"
+    first.write_text("".join(json.dumps(p) + "\n" for p in pages[:5]), encoding="utf-8")
+    second.write_text("".join(json.dumps(p) + "\n" for p in pages[4:]), encoding="utf-8")
+    return [str(first), str(second)]
+
+
+def test_iter_feeds_counts_each_url_once(two_feeds: list[str]) -> None:
+    report = ReadReport()
+    urls = [record["url"] for record in iter_feeds(two_feeds, report)]
+    assert len(urls) == len(set(urls)) == 8
+    assert report.records == 8 and report.skipped == {"duplicate_url": 1}
+
+
+def test_cluster_similar_and_neardup_count_each_url_once(
+    two_feeds: list[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "out.json"
+    assert main(["cluster", *two_feeds, "-o", str(out), "--n-clusters", "2", "--no-progress"]) == 0
+    clusters = json.loads(out.read_text(encoding="utf-8"))
+    assert len(clusters["documents"]) == 8
+    assert clusters["input"]["skipped"]["duplicate_url"] == 1
+
+    assert main(["similar", *two_feeds, "-o", str(out), "--no-progress"]) == 0
+    similar = json.loads(out.read_text(encoding="utf-8"))
+    assert similar["pages"] == 8 and similar["skipped_lines"] == {"duplicate_url": 1}
+    assert similar["all_pairs"] == 28  # 8 pages; the repeated page would make it 9 and 36
+
+    assert main(["neardup", *two_feeds, "-o", str(out), "--no-progress", "--min-shared", "1"]) == 0
+    neardup = json.loads(out.read_text(encoding="utf-8"))
+    assert neardup["stats"]["input_lines_skipped"] == {"duplicate_url": 1}
+    assert neardup["stats"]["pages"]["seen"] == neardup["stats"]["pages"]["indexed"] == 8

@@ -1,0 +1,64 @@
+"""Start-up stays light: a command imports only its own module, and the page analysis neither
+NLTK nor SciPy (each takes longer to import than analysing a page)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+PAGE = (
+    "<html><head><title>Telescopes</title></head><body><div><h1>Telescopes</h1>"
+    "<p>Amateur astronomers choose telescopes by aperture, mount and the night sky they "
+    "observe; refracting telescopes suit planets, reflecting ones faint galaxies.</p>"
+    "</div></body></html>"
+)
+
+
+def modules_after(code: str) -> set[str]:
+    """Run ``code`` in a fresh interpreter and return the modules it imported."""
+    script = f"{code}\nimport json, sys\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    return set(json.loads(result.stdout.splitlines()[-1]))
+
+
+def test_help_imports_no_subcommand() -> None:
+    modules = modules_after(
+        "import contextlib\nfrom websim_crawler.cli import main\n"
+        "with contextlib.suppress(SystemExit):\n    main(['--help'])"
+    )
+    assert "websim_crawler.cli" in modules
+    assert sorted(m for m in modules if m.startswith("websim_crawler.cli.")) == []
+    assert "numpy" not in modules
+
+
+def test_extract_imports_only_its_subcommand_and_no_heavy_library(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(PAGE, encoding="utf-8")
+    output = tmp_path / "out.jsonl"
+    modules = modules_after(
+        "from websim_crawler.cli import main\n"
+        f"assert main(['extract', {str(page)!r}, '-o', {str(output)!r}]) == 0"
+    )
+    record = json.loads(output.read_text(encoding="utf-8"))
+    assert "telescop" in record["keywords"]
+    commands = {m for m in modules if m.startswith("websim_crawler.cli.") and "._" not in m}
+    assert commands == {"websim_crawler.cli.extract"}
+    heavy = {"nltk", "scipy", "scrapy", "twisted", "sklearn", "ot"}
+    assert heavy & modules == set()
+
+
+def test_nltk_is_imported_only_for_its_stemmer() -> None:
+    snowball = modules_after(
+        "from websim_crawler.core.text import keyword_tokens\n"
+        "assert keyword_tokens('Telescopes observing', 'en') == ['telescop', 'observ']"
+    )
+    nltk = modules_after(
+        "from websim_crawler.core.text import keyword_tokens\n"
+        "assert keyword_tokens('generously', 'en', stemmer_name='nltk') == ['gener']"
+    )
+    assert "nltk" not in snowball
+    assert "nltk" in nltk

@@ -1,0 +1,81 @@
+"""URL helpers: the normal form, the page key and the three senses of a URL's site."""
+
+from __future__ import annotations
+
+import pytest
+
+from websim_crawler.core.urls import (
+    host_port_of,
+    hostname_of,
+    normalize_url,
+    page_key,
+    registered_domain_of,
+    same_host_port,
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "normal"),
+    [
+        ("HTTP://Example.COM", "http://example.com/"),
+        ("http://example.com:80/A/b?Q=1#top", "http://example.com/A/b?Q=1"),
+        ("https://example.com:443/", "https://example.com/"),
+        ("https://example.com:8443/x", "https://example.com:8443/x"),
+        ("http://user:secret@www.example.com/x", "http://www.example.com/x"),
+        ("  http://example.com/a  ", "http://example.com/a"),
+        ("http://[::1]:8080/x", "http://[::1]:8080/x"),
+        ("http://[::1", "http://[::1"),  # cannot be split: returned as it is
+        ("http://example.com:99999/", "http://example.com:99999/"),  # port out of range
+    ],
+)
+def test_normal_form(url: str, normal: str) -> None:
+    assert normalize_url(url) == normal
+
+
+def test_normal_form_is_idempotent() -> None:
+    for url in ("HTTP://A.org:80", "https://b.org:8443/x?y=1#f", "http://[::1]:81/"):
+        assert normalize_url(normalize_url(url)) == normalize_url(url)
+
+
+def test_archived_urls_share_the_original_page_key() -> None:
+    archived = "https://web.archive.org/web/20050902035602/http://www.cnn.com/US/#top"
+    assert page_key(archived) == page_key("http://cnn.com/US") == "cnn.com/US"
+    original = page_key("https://www.latimes.com/politics/")
+    assert original == "latimes.com/politics"
+    for replayed in (
+        "https://web-beta.archive.org/web/20170203173512/https://www.latimes.com/politics/",
+        "//web.archive.org/web/2017im_/www.latimes.com/politics",
+        # a relative replay link resolved against the page's own URL
+        "http://www.cnn.com/web/20050409130612*/http:/www.latimes.com/politics/",
+    ):
+        assert page_key(replayed) == original
+    assert page_key("http://shop.example/web/2020/catalogue") == "shop.example/web/2020/catalogue"
+    assert page_key("http://A.org:8080/x?b=2") == "a.org/x?b=2"  # the port is no part of a page
+    assert page_key("http://a.org") == page_key("https://a.org/") == "a.org/"
+
+
+def test_three_senses_of_site() -> None:
+    url = "http://User@WWW.News.Example.co.uk:8080/a"
+    assert hostname_of(url) == "news.example.co.uk"
+    assert host_port_of(url) == "news.example.co.uk:8080"
+    assert registered_domain_of(url) == "example.co.uk"
+    assert registered_domain_of("https://blog.example.com/") == "example.com"
+    assert registered_domain_of("http://127.0.0.1:8001/x") == "127.0.0.1"
+    assert registered_domain_of("http://[::1]:8001/x") == "::1"
+    assert host_port_of("http://[::1]:8001/x") == "[::1]:8001"
+    assert host_port_of("https://x.org:443/") == host_port_of("http://www.x.org/") == "x.org"
+
+
+@pytest.mark.parametrize(
+    "url", [None, "", "not a url", "mailto:a@b.org", "http://[::1", "http://x.org:99999/"]
+)
+def test_a_url_without_a_usable_host_has_no_site(url: str | None) -> None:
+    assert host_port_of(url) == ""
+    assert hostname_of(url) == ""
+    assert registered_domain_of(url) == ""
+
+
+def test_same_host_port() -> None:
+    assert same_host_port("http://www.x.org/a", "https://x.org/b")
+    assert not same_host_port("http://x.org:8001/", "http://x.org:8002/")
+    assert not same_host_port("http://[::1", "http://[::1")  # no site is nobody's site

@@ -1,0 +1,40 @@
+"""Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
+
+from .auto import CandidateScore, choose_n_clusters
+from .fcm import (
+    FuzzyCMeans,
+    partition_coefficient,
+    partition_entropy,
+    xie_beni,
+)
+from .job import (
+    ClusteringResult,
+    Document,
+    DocumentCollector,
+    InputReport,
+    cluster_documents,
+)
+from .params import ClusteringParams
+from .reduce import lsa_reduce
+from .report import build_report, render_html
+from .vectorize import TfidfMatrix, tfidf_vectors
+
+__all__ = [
+    "CandidateScore",
+    "ClusteringParams",
+    "ClusteringResult",
+    "Document",
+    "DocumentCollector",
+    "FuzzyCMeans",
+    "InputReport",
+    "TfidfMatrix",
+    "build_report",
+    "choose_n_clusters",
+    "cluster_documents",
+    "lsa_reduce",
+    "partition_coefficient",
+    "partition_entropy",
+    "render_html",
+    "tfidf_vectors",
+    "xie_beni",
+]

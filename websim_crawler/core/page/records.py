@@ -1,0 +1,205 @@
+"""Chunk records: the working leaves and tree of one analysis, and the records it returns."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from websim_crawler.core.page.segment import Segment
+
+KEPT, NOISE, DUPLICATE, CONTAINER = "kept", "noise", "duplicate", "container"
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One chunk of a page with its features and its fate (kept, noise, duplicate, container)."""
+
+    chunk_id: str
+    parent_id: str | None
+    rule: str
+    tag: str
+    depth: int
+    order: int
+    text: str
+    n_keywords: int
+    n_link_keywords: int
+    n_images: int
+    hyperlink_percentage: float
+    noise_score: float
+    title_keywords: dict[str, int]
+    title_word_relevancy: float
+    keyword_frequency: float
+    position_ratio: float
+    position_feature: int
+    weight: float
+    fate: str
+    reason: str
+    is_main: bool
+
+
+_CHUNK_FIELDS = tuple(field.name for field in dataclasses.fields(Chunk))
+
+
+def chunk_dict(chunk: Chunk) -> dict[str, Any]:
+    """Return one chunk as JSON-safe data, its fields in declaration order."""
+    data = {name: getattr(chunk, name) for name in _CHUNK_FIELDS}
+    data["title_keywords"] = dict(chunk.title_keywords)
+    return data
+
+
+@dataclass(frozen=True)
+class PageAnalysis:
+    """The analysis of one page: its chunks with their fate, main text and keywords."""
+
+    url: str | None
+    title: str
+    language: str
+    chunks: tuple[Chunk, ...]
+    main_chunk_ids: tuple[str, ...]
+    main_text: str
+    keywords: dict[str, int]
+    links: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
+        its recursive deep copy took a third of ``websim extract``'s time)."""
+        return {
+            "url": self.url,
+            "title": self.title,
+            "language": self.language,
+            "chunks": tuple(chunk_dict(chunk) for chunk in self.chunks),
+            "main_chunk_ids": self.main_chunk_ids,
+            "main_text": self.main_text,
+            "keywords": dict(self.keywords),
+            "links": self.links,
+        }
+
+    def counts(self) -> Counter[str]:
+        """Count the leaf chunks by fate (for stats)."""
+        return Counter(chunk.fate for chunk in self.chunks if chunk.fate != CONTAINER)
+
+
+@dataclass(slots=True)
+class LeafChunk:
+    """A leaf chunk while its page is analysed: its text span, features and fate."""
+
+    segment: Segment
+    index: int  # position in the page's node list (document order)
+    text: str
+    start: int
+    end: int
+    keywords: Counter[str] = dataclasses.field(init=False)  # set with the features
+    n_keywords: int = 0
+    n_link_keywords: int = 0
+    title_counts: dict[str, int] = dataclasses.field(init=False)
+    fate: str = KEPT
+    reason: str = ""
+    hlp: float = 0.0
+    ns: float = 0.0
+    relevancy: float = 0.0
+    frequency: float = 0.0
+    position_ratio: float = 0.0
+    position: int = 0
+    weight: float = 0.0
+
+
+class ChunkTree:
+    """The chunk tree flattened in document (pre-)order, with each node's parent index."""
+
+    def __init__(self, root: Segment) -> None:
+        self.nodes: list[Segment] = []
+        self.parents: list[int] = []
+        stack: list[tuple[Segment, int]] = [(root, -1)]
+        while stack:  # no recursion: 5,000-deep pages
+            node, parent = stack.pop()
+            index = len(self.nodes)
+            self.nodes.append(node)
+            self.parents.append(parent)
+            if node.children:
+                stack.extend([(child, index) for child in reversed(node.children)])
+        self.ends = [index + size for index, size in enumerate(self.totals([1] * len(self.nodes)))]
+
+    def totals(self, own: list[float] | list[int]) -> list[float]:
+        """Sum a per-node value over each node's subtree."""
+        total = [float(value) for value in own]
+        parents = self.parents
+        for index in range(len(total) - 1, 0, -1):
+            total[parents[index]] += total[index]
+        return total
+
+
+_new_object = object.__new__
+_CONTAINER_FIELDS: dict[str, Any] = {
+    "text": "",
+    "n_keywords": 0,
+    "n_link_keywords": 0,
+    "n_images": 0,
+    "hyperlink_percentage": 0.0,
+    "noise_score": 0.0,
+    "title_keywords": {},
+    "title_word_relevancy": 0.0,
+    "keyword_frequency": 0.0,
+    "position_ratio": 0.0,
+    "position_feature": 0,
+    "fate": CONTAINER,
+    "reason": "",
+    "is_main": False,
+}
+
+
+def _rounded(value: float) -> float:
+    """Round a feature to 6 decimals for its record; 0 and 1, the most common, need no rounding."""
+    return value if value == 0.0 or value == 1.0 else round(value, 6)
+
+
+def chunk_records(tree: ChunkTree, leaves: list[LeafChunk], main: set[int]) -> tuple[Chunk, ...]:
+    """Build the ``Chunk`` records, each from all its fields at once (no frozen per-field
+    setattr)."""
+    by_index: list[LeafChunk | None] = [None] * len(tree.nodes)
+    kept_weight = [0.0] * len(tree.nodes)
+    for chunk_leaf in leaves:
+        by_index[chunk_leaf.index] = chunk_leaf
+        if chunk_leaf.fate == KEPT:
+            kept_weight[chunk_leaf.index] = chunk_leaf.weight
+    weightage = tree.totals(kept_weight)
+    records: list[Chunk] = []
+    for order, node in enumerate(tree.nodes):
+        leaf = by_index[order]
+        if leaf is None and not node.children:
+            continue
+        fields: dict[str, Any] = {
+            "chunk_id": node.chunk_id,
+            "parent_id": node.parent_id,
+            "rule": node.rule,
+            "tag": node.tag,
+            "depth": node.depth,
+            "order": order,
+        }
+        if leaf is not None:
+            fields.update(
+                text=leaf.text,
+                n_keywords=leaf.n_keywords,
+                n_link_keywords=leaf.n_link_keywords,
+                n_images=node.n_images,
+                hyperlink_percentage=_rounded(leaf.hlp),
+                noise_score=_rounded(leaf.ns),
+                title_keywords=leaf.title_counts,
+                title_word_relevancy=_rounded(leaf.relevancy),
+                keyword_frequency=_rounded(leaf.frequency),
+                position_ratio=_rounded(leaf.position_ratio),
+                position_feature=leaf.position,
+                weight=_rounded(leaf.weight),
+                fate=leaf.fate,
+                reason=leaf.reason,
+                is_main=order in main,
+            )
+        else:
+            fields.update(_CONTAINER_FIELDS)
+            fields["title_keywords"] = {}
+            fields["weight"] = _rounded(weightage[order])
+        chunk: Chunk = _new_object(Chunk)
+        chunk.__dict__.update(fields)
+        records.append(chunk)
+    return tuple(records)

@@ -1,0 +1,133 @@
+"""URL helpers, one home: the normal form of a URL, the key pages are compared by, and sites.
+
+A "site" has three senses here, each with its own name:
+
+* ``hostname_of``: the host name alone (what Scrapy's ``allowed_domains`` takes);
+* ``host_port_of``: host and port, the site a crawl stays on and a template memory is kept for;
+* ``registered_domain_of``: the domain a name was registered under (``news.example.co.uk`` ->
+  ``example.co.uk``), the site of the near-duplicate relations.
+
+All three are lower-cased and drop a leading ``www.``; a URL without a host, or one that cannot
+be split (an unclosed IPv6 bracket, a port out of range), has the site ``""``.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import NamedTuple
+from urllib.parse import urlsplit, urlunsplit
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Second-level labels under which country domains register names (example.co.uk, example.ac.jp).
+_SECOND_LEVEL_LABELS = frozenset(
+    {"ac", "co", "com", "ed", "edu", "go", "gob", "gov", "gr", "lg", "ne", "net", "or", "org"}
+)
+# An archived capture (<archive host>/web/<timestamp><flags>/<original url>, the Wayback Machine's
+# replay path on web.archive.org, web-beta.archive.org or an archive page's own host when a relative
+# link was resolved against it) stands for the original URL, so pages captured in different years
+# still share their links.
+_WAYBACK_RE = re.compile(
+    r"^(?:https?:)?//[^/]+/web/\d{4,14}[a-z_]*\*?/((?:https?:/{1,2})?[\w.-]+\.\w+.*)$",
+    re.IGNORECASE,
+)
+_SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
+
+
+class _Authority(NamedTuple):
+    scheme: str
+    host: str  # lower-cased, without brackets, ``www.`` kept
+    port: int | None  # None when absent or the scheme's default
+
+
+def _authority(url: str) -> _Authority | None:
+    """Split a URL's scheme, host and port; ``None`` when it cannot be split."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if _DEFAULT_PORTS.get(scheme) == port:
+        port = None
+    return _Authority(scheme, parts.hostname or "", port)
+
+
+def _with_port(host: str, port: int | None) -> str:
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    return host if port is None else f"{host}:{port}"
+
+
+def normalize_url(url: str) -> str:
+    """Return a URL in its normal form (RFC 3986 syntax-based normalisation).
+
+    The normal form is ``scheme://host[:port]/path[?query]``: scheme and host lower-cased, user
+    info, the scheme's default port (80, 443) and the fragment dropped, an empty path made ``/``;
+    path and query are kept as written. A URL that cannot be split is returned stripped.
+    """
+    authority = _authority(url)
+    if authority is None:
+        return url.strip()
+    parts = urlsplit(url.strip())
+    netloc = _with_port(authority.host, authority.port)
+    return urlunsplit((authority.scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def page_key(url: str) -> str:
+    """Return the key under which two URLs are taken for one page (link similarity).
+
+    The key is ``host/path[?query]``: a Wayback Machine capture stands for its original URL, the
+    scheme, port, user info, fragment, ``www.`` and trailing slashes are dropped and the host is
+    lower-cased, so ``https://www.a.org/x/`` and an archived ``http://a.org/x`` share one key.
+    """
+    url = url.strip()
+    wrapped = _WAYBACK_RE.match(url)
+    if wrapped:
+        url = "http://" + _SCHEME_RE.sub("", wrapped.group(1))
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    host = (parts.hostname or "").removeprefix("www.")
+    path = parts.path.rstrip("/") or "/"
+    return f"{host}{path}?{parts.query}" if parts.query else f"{host}{path}"
+
+
+def hostname_of(url: str | None) -> str:
+    """Return the host name of a URL without port, lower-cased, ``www.`` dropped."""
+    authority = _authority(url) if url else None
+    return authority.host.removeprefix("www.") if authority else ""
+
+
+def host_port_of(url: str | None) -> str:
+    """Return ``host[:port]`` of a URL: lower-cased, ``www.`` and the default port dropped."""
+    authority = _authority(url) if url else None
+    if authority is None or not authority.host:
+        return ""
+    return _with_port(authority.host.removeprefix("www."), authority.port)
+
+
+def same_host_port(url: str, other: str) -> bool:
+    """Tell whether two URLs are on the same host and port (``www.`` and scheme ignored)."""
+    site = host_port_of(url)
+    return bool(site) and site == host_port_of(other)
+
+
+def registered_domain_of(url: str | None) -> str:
+    """Approximate the registered domain: the last two host labels (three under co.uk etc.).
+
+    An IP address is its own domain.
+    """
+    host = hostname_of(url)
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        labels = host.split(".")
+        keep = (
+            3
+            if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL_LABELS
+            else 2
+        )
+        return ".".join(labels[-keep:])
+    return host

@@ -1,0 +1,214 @@
+"""Leases on the shared frontier: no request is lost when a worker dies.
+
+A worker takes a request from the shared queue by moving it, in one Lua script, into its own
+in-flight hash (``PREFIX:SPIDER:inflight:WORKER``), and deletes it from there once the engine is
+done with it (items exported, follow-up requests queued). Its heartbeat key
+(``PREFIX:SPIDER:alive:WORKER``) expires after ``WEBSIM_REDIS_LEASE`` seconds unless refreshed.
+Every worker looks, at each heartbeat, for registered workers whose heartbeat has expired, and
+puts their in-flight requests back on the queue in one Lua script that also deletes the dead
+worker's hash, so the requeue happens once however many workers look. A request that was in
+flight on ``WEBSIM_REDIS_MAX_ATTEMPTS`` dead workers while its response was being handled (a page
+that kills its worker: a parser crash, memory exhausted by its analysis) goes to the dead-letter
+list ``PREFIX:SPIDER:dead`` instead. Only requests whose response had arrived count an attempt:
+the requests a dying worker was still downloading are innocent bystanders and are requeued as
+they are (a page that kills its worker while downloading is bounded by ``DOWNLOAD_MAXSIZE``).
+A request with an attempt is a suspect: it goes to ``PREFIX:SPIDER:suspects``, and a worker holds
+at most one suspect at a time, so a poison page and the pages that happened to be handled beside
+it are not taken together again (the innocent ones finish, and their attempts are forgotten).
+
+The scripts build per-worker key names inside Lua, so this works on one Redis server (or a
+replicated one), not on Redis Cluster.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from websim_crawler.distributed.params import RedisKeys
+
+logger = logging.getLogger(__name__)
+
+# KEYS: queue, in-flight hash, lease counter, suspects queue. Returns {lease id, data} or nil.
+# A worker holds at most one suspect (field 's' of its in-flight hash names its lease).
+_TAKE = """
+local popped, suspect = {}, false
+if redis.call('HEXISTS', KEYS[2], 's') == 0 then
+  popped = redis.call('ZPOPMIN', KEYS[4])
+  suspect = #popped > 0
+end
+if #popped == 0 then popped = redis.call('ZPOPMIN', KEYS[1]) end
+if #popped == 0 then return false end
+local lease = tostring(redis.call('INCR', KEYS[3]))
+redis.call('HSET', KEYS[2], lease, popped[2] .. '\\n' .. popped[1])
+if suspect then redis.call('HSET', KEYS[2], 's', lease) end
+return {lease, popped[1]}
+"""
+
+# KEYS: in-flight hash, attempts hash. ARGV: lease id. Returns 1 if the lease was held.
+_RELEASE = """
+local entry = redis.call('HGET', KEYS[1], ARGV[1])
+if not entry then return 0 end
+local cut = string.find(entry, '\\n', 1, true)
+redis.call('HDEL', KEYS[2], redis.sha1hex(string.sub(entry, cut + 1)))
+redis.call('HDEL', KEYS[1], ARGV[1], 'h' .. ARGV[1])
+if redis.call('HGET', KEYS[1], 's') == ARGV[1] then redis.call('HDEL', KEYS[1], 's') end
+return 1
+"""
+
+# KEYS: in-flight hash. ARGV: lease id. Marks the request's response as being handled.
+_HANDLING = """
+if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
+  redis.call('HSET', KEYS[1], 'h' .. ARGV[1], '1')
+end
+"""
+
+# KEYS: workers set, queue, dead-letter list, attempts hash, suspects queue.
+# ARGV: key base (PREFIX:SPIDER), max attempts, 1 to give back this worker ARGV[4]'s own
+# requests (a clean close: no attempt counted), else 0 (requeue the dead workers' requests).
+# A request with an attempt goes to the suspects queue (taken one per worker), else the queue.
+# Returns {workers reaped, requests requeued, dead-lettered data...}.
+_REQUEUE = """
+local base, max_attempts, own, me = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
+local reaped, requeued, dead = 0, 0, {}
+local function requeue(worker, count_attempt)
+  local in_flight = base .. ':inflight:' .. worker
+  local entries = redis.call('HGETALL', in_flight)
+  local handling = {}
+  for i = 1, #entries, 2 do
+    if string.sub(entries[i], 1, 1) == 'h' then handling[string.sub(entries[i], 2)] = true end
+  end
+  for i = 1, #entries, 2 do
+    local field = entries[i]
+    if field ~= 's' and string.sub(field, 1, 1) ~= 'h' then
+      local entry = entries[i + 1]
+      local cut = string.find(entry, '\\n', 1, true)
+      local score, data = string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1)
+      local id = redis.sha1hex(data)
+      local attempts = tonumber(redis.call('HGET', KEYS[4], id) or '0')
+      if count_attempt and handling[field] then
+        attempts = redis.call('HINCRBY', KEYS[4], id, 1)
+      end
+      if attempts >= max_attempts then
+        redis.call('HDEL', KEYS[4], id)
+        redis.call('RPUSH', KEYS[3], data)
+        dead[#dead + 1] = data
+      else
+        redis.call('ZADD', attempts > 0 and KEYS[5] or KEYS[2], score, data)
+        requeued = requeued + 1
+      end
+    end
+  end
+  redis.call('DEL', in_flight)
+  redis.call('SREM', KEYS[1], worker)
+end
+if own then
+  requeue(me, false)
+  redis.call('DEL', base .. ':alive:' .. me)
+else
+  for _, worker in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+    if worker ~= me and redis.call('EXISTS', base .. ':alive:' .. worker) == 0 then
+      requeue(worker, true)
+      reaped = reaped + 1
+    end
+  end
+  if requeued > 0 then redis.call('INCRBY', base .. ':requeued', requeued) end
+end
+local result = {reaped, requeued}
+for _, data in ipairs(dead) do result[#result + 1] = data end
+return result
+"""
+
+
+@dataclass
+class Requeued:
+    """What one look for dead workers did."""
+
+    workers: int
+    requests: int
+    dead_letter: list[bytes]
+
+
+class RedisLeases:
+    """One worker's leases on the shared queue of ``keys``: take, release, heartbeat, reap."""
+
+    def __init__(
+        self, server: Any, keys: RedisKeys, lease_seconds: float, max_attempts: int
+    ) -> None:
+        self.server = server
+        self.keys = keys
+        self.lease_ms = max(1, round(lease_seconds * 1000))
+        self.max_attempts = max_attempts
+        self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self._take = server.register_script(_TAKE)
+        self._release = server.register_script(_RELEASE)
+        self._handling = server.register_script(_HANDLING)
+        self._requeue = server.register_script(_REQUEUE)
+
+    def beat(self) -> None:
+        """Register this worker and renew its heartbeat for one lease period."""
+        with self.server.pipeline(transaction=True) as pipe:
+            pipe.set(self.keys.heartbeat(self.worker), b"1", px=self.lease_ms)
+            pipe.sadd(self.keys.workers, self.worker)
+            pipe.execute()
+
+    def take(self) -> tuple[str, bytes] | None:
+        """Move the queue's first request into this worker's in-flight hash; return it."""
+        keys = [
+            self.keys.requests,
+            self.keys.in_flight(self.worker),
+            self.keys.lease_counter,
+            self.keys.suspects,
+        ]
+        taken = self._take(keys=keys)
+        if not taken:
+            return None
+        lease, data = taken
+        return (lease.decode() if isinstance(lease, bytes) else str(lease)), bytes(data)
+
+    def release(self, lease: str) -> bool:
+        """Forget a finished request; ``False`` if it was not held (requeued meanwhile)."""
+        keys = [self.keys.in_flight(self.worker), self.keys.attempts]
+        return bool(self._release(keys=keys, args=[lease]))
+
+    def mark_handling(self, lease: str) -> None:
+        """Note that the response of a leased request arrived and is being handled."""
+        self._handling(keys=[self.keys.in_flight(self.worker)], args=[lease])
+
+    def suspects_waiting(self) -> int:
+        """Return how many requeued suspects (requests once handled by a dying worker) wait."""
+        return int(self.server.zcard(self.keys.suspects))
+
+    def requeue_dead(self) -> Requeued:
+        """Put the in-flight requests of every worker whose heartbeat expired back on the queue."""
+        return self._run_requeue(own=False)
+
+    def give_back(self) -> Requeued:
+        """Put this worker's own in-flight requests back (a clean close) and unregister it."""
+        return self._run_requeue(own=True)
+
+    def _run_requeue(self, *, own: bool) -> Requeued:
+        keys = [
+            self.keys.workers,
+            self.keys.requests,
+            self.keys.dead_letter,
+            self.keys.attempts,
+            self.keys.suspects,
+        ]
+        args = [self.keys.base, self.max_attempts, "1" if own else "0", self.worker]
+        reaped, requeued, *dead = self._requeue(keys=keys, args=args)
+        return Requeued(int(reaped), int(requeued), [bytes(data) for data in dead])
+
+
+def delete_worker_keys(server: Any, keys: RedisKeys) -> int:
+    """Delete every per-worker key (in-flight hashes, heartbeats) of a crawl; return how many."""
+    names = [
+        name
+        for pattern in (keys.in_flight("*"), keys.heartbeat("*"))
+        for name in server.scan_iter(match=pattern, count=1000)
+    ]
+    return int(server.delete(*names)) if names else 0
