@@ -25,6 +25,8 @@ from hostile_site import DROPPED, STORED, WIDE_PIXELS, HostileSite, InternalServ
 
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
+from websim_crawler.browser.params import RenderParams
+from websim_crawler.browser.session import Rendering
 from websim_crawler.cli import main
 from websim_crawler.core.crawling import next_page
 from websim_crawler.core.html import parse_html
@@ -376,3 +378,29 @@ def test_demo_render_crawls_the_javascript_search(
             shown = expected[first : first + scripted.RESULTS_PER_PAGE]
             assert result_titles(page["html"]) == shown
             assert "/js/search?" in page["url"]
+
+
+class FakePage:
+    """A page that is open or closed (what the restart decision looks at)."""
+
+    def __init__(self, closed: bool) -> None:
+        self.closed = closed
+
+    def is_closed(self) -> bool:
+        return self.closed
+
+
+def test_browser_restarts_after_n_pages_only_when_none_is_open() -> None:
+    rendering = Rendering(RenderParams(restart_every=3), max_bytes=1000, count=lambda key: None)
+    pages = [FakePage(closed=True), FakePage(closed=False)]
+    for page in pages:
+        rendering.guards[page] = None  # type: ignore[assignment]
+    rendering.pages_since_launch = 2
+    assert not rendering._restart_due()  # too few pages yet
+    rendering.pages_since_launch = 3
+    assert not rendering._restart_due()  # a page is still open
+    pages[1].closed = True
+    assert rendering._restart_due()
+    never = Rendering(RenderParams(restart_every=0), max_bytes=1000, count=lambda key: None)
+    never.pages_since_launch = 10**6
+    assert not never._restart_due()
