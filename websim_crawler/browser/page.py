@@ -74,11 +74,14 @@ _QUIET_SCRIPT = """() => (window.__websimPendingTimers && window.__websimPending
 _GROWTH_SCRIPT = (
     "() => document.documentElement.scrollHeight + ',' + document.getElementsByTagName('*').length"
 )
-# Scroll (or click), and count it as a change: its events and their requests come a frame later.
-_SCROLL_SCRIPT = """() => {
+# Scroll, count it as a change, and return once two frames have passed (scroll events have been
+# dispatched and the requests they start are pending).
+_SCROLL_SCRIPT = """() => new Promise((done) => {
   window.scrollTo(0, document.documentElement.scrollHeight);
   window.__websimLastChange = performance.now();
-}"""
+  requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+  setTimeout(() => done(false), 250);  // a page that paints no frames
+})"""
 _STAMP_SCRIPT = "() => { window.__websimLastChange = performance.now(); }"
 
 LAYOUT_BOX_SCRIPT = """(maxBoxes) => {
@@ -316,16 +319,22 @@ async def settle(page: Any, guard: PageGuard, params: RenderParams) -> bool:
 async def settle_and_scroll(
     page: Any, guard: PageGuard, params: RenderParams, count: Callable[[str], None]
 ) -> None:
-    """Settle; then scroll to the bottom while the page grows (up to ``scrolls`` times)."""
+    """Settle; then scroll to the bottom while the page grows (up to ``scrolls`` times).
+
+    Scrolling stops when two scrolls in a row added nothing (a slow page may answer late).
+    """
     if not await settle(page, guard, params):
         count("websim/render/settle_timeout")
+    unchanged = 0
     for _ in range(params.scrolls):
         before = await run_script(page, _GROWTH_SCRIPT, params.script_timeout)
         await run_script(page, _SCROLL_SCRIPT, params.script_timeout)
         count("websim/render/scrolls")
         if not await settle(page, guard, params):
             count("websim/render/settle_timeout")
-        if await run_script(page, _GROWTH_SCRIPT, params.script_timeout) == before:
+        grew = await run_script(page, _GROWTH_SCRIPT, params.script_timeout) != before
+        unchanged = 0 if grew else unchanged + 1
+        if unchanged == 2:
             break
 
 
