@@ -536,6 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="only time start-up and whole websim/trafilatura processes (article set, big9 large)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (--whole-process)")
+    parser.add_argument(
+        "--stemmer", default=None, help="WEBSIM_STEMMER for websim (default: the setting's)"
+    )
     args = parser.parse_args(argv)
     if not DATASETS.is_dir():
         print(f"datasets not found at {DATASETS}", file=sys.stderr)
@@ -552,7 +555,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.check_metric:
         check_metric(args.limit)
     extractors: dict[str, Extractor] = {
-        "websim": websim_extractor(AnalysisParams()),
+        "websim": websim_extractor(
+            AnalysisParams(stemmer=args.stemmer) if args.stemmer else AnalysisParams()
+        ),
         "trafilatura": trafilatura_extract,
         "readability": readability_extract,
     }

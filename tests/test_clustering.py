@@ -26,6 +26,7 @@ from websim_crawler.core.clustering import (
     tfidf_vectors,
 )
 from websim_crawler.core.clustering.auto import candidate_range
+from websim_crawler.core.text import keyword_tokens
 from websim_crawler.errors import ConfigError
 
 skfuzzy = pytest.importorskip("skfuzzy")
@@ -322,8 +323,9 @@ def test_report_schema_and_content() -> None:
         topics = {truth[int(url.rsplit("/", 1)[1])] for url in cluster["members"]}
         assert len(topics) == 1
         (topic,) = topics
-        term, weight = cluster["top_keywords"][0]
-        assert term.startswith(f"topic{topic}word") and weight > 0
+        top = cluster["top_keywords"][0]
+        assert top["term"] == top["stem"]  # keywords without text: no other form to show
+        assert top["term"].startswith(f"topic{topic}word") and top["weight"] > 0
     for document in report["documents"]:
         assert len(document["memberships"]) == 3
         assert abs(sum(document["memberships"]) - 1.0) < 1e-5
@@ -342,3 +344,37 @@ def test_clustering_params_validate_n_clusters() -> None:
         ClusteringParams(n_clusters=0)
     with pytest.raises(ConfigError, match="WEBSIM_CLUSTERS_FUZZINESS"):
         ClusteringParams(fuzziness=1.0)
+
+
+def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
+    collector = DocumentCollector("record")
+    pages = {
+        "http://a/1": "Telescopes, telescopes and a telescope under dark skies.",
+        "http://a/2": "A telescope on a mount; the telescope sees dark skies.",
+        "http://a/3": "Bread dough, more dough and the baked breads.",
+        "http://a/4": "Dough rises; bread bakes; breads cool.",
+    }
+    for url, text in pages.items():
+        keywords = Counter(keyword_tokens(text, "en"))
+        assert collector.add(url, "record", keywords, text, "en")
+    collector.add("http://a/5", "record", {"telescop": 9, "dark": 1})  # no text: no forms
+    assert collector.documents[0].forms == {
+        "telescop": {"telescopes": 2, "telescope": 1},
+        "sky": {"skies": 1},
+    }
+    assert collector.documents[4].forms is None
+    result = cluster_documents(collector.documents, ClusteringParams(n_clusters=2, min_df=1))
+    readable = {k.stem: k.term for top in result.top_keywords for k in top}
+    # "telescope" 1 + 2 times against "telescopes" 2 times; page 5's stems cast no vote
+    assert readable["telescop"] == "telescope"
+    assert readable["sky"] == "skies"
+    assert readable["dough"] == "dough"
+    assert readable["bread"] == "bread"  # "bread" and "breads" twice each: the first of the two
+    report = build_report(result)
+    first = report["clusters"][0]["top_keywords"][0]
+    assert set(first) == {"term", "stem", "weight"} and first["weight"] > 0
+    restored = DocumentCollector("record")
+    restored.restore(json.loads(json.dumps(collector.to_dict())))
+    assert restored.documents == collector.documents
+    restored.restore({"documents": [["http://a/1", {"x": 1}]], "pages": 1, "skipped": {}})
+    assert restored.documents[0].forms is None  # a buffer saved before forms were kept

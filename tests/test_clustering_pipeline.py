@@ -73,7 +73,7 @@ def test_pipeline_writes_clusters_and_html_at_close(tmp_path: Path) -> Any:
         assert cluster["size"] == 6
         topics = {url.split("/")[3] for url in cluster["members"]}
         assert len(topics) == 1
-        assert cluster["top_keywords"][0][0] in TOPICS[topics.pop()].split()
+        assert cluster["top_keywords"][0]["stem"] in TOPICS[topics.pop()].split()
     assert "<svg" in report_page.read_text(encoding="utf-8")
     stats = crawler.stats
     assert stats is not None

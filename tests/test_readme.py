@@ -40,6 +40,11 @@ def matches(default: Any, cell: str) -> bool:
         return cell == f'"{default}"'
     if default is None or isinstance(default, bool):
         return cell == repr(default)
+    if isinstance(default, tuple):  # a list setting, shown as "1,0.5,1"
+        try:
+            return tuple(float(part) for part in cell.strip('"').split(",")) == default
+        except ValueError:
+            return False
     try:
         return float(cell) == default
     except ValueError:

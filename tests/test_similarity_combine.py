@@ -140,7 +140,7 @@ def test_weights_file_round_trip_and_params(tmp_path: Path) -> None:
     loaded = load_stage_weights(path)
     assert loaded.predict_proba(scores) == pytest.approx(combiner.predict_proba(scores))
     params = with_weights_file(SimilarityParams(weights_file=str(path)))
-    assert params.weights() == pytest.approx(tuple(combiner.weights_), abs=1e-5)
+    assert params.stage_weights == pytest.approx(tuple(combiner.weights_), abs=1e-5)
     assert params.combined_threshold == pytest.approx(combiner.threshold_, abs=1e-9)
 
 
@@ -280,5 +280,5 @@ def test_pipeline_rejects_a_bad_weights_file_at_start(tmp_path: Path) -> None:
     good = _write_weights(tmp_path / "good.json", [1.0, 0.0, 3.0, 0.0], -1.0)
     settings["WEBSIM_SIMILARITY_WEIGHTS_FILE"] = str(good)
     pipeline = build_from_crawler(SimilarityPipeline, get_crawler(settings_dict=settings))
-    assert pipeline.config.similarity.weights() == pytest.approx((0.25, 0.0, 0.75, 0.0))
+    assert pipeline.config.similarity.stage_weights == pytest.approx((0.25, 0.0, 0.75, 0.0))
     assert pipeline.config.similarity.combined_threshold == pytest.approx(0.25)

@@ -20,6 +20,7 @@ import pytest
 from websim_crawler.cli import main
 from websim_crawler.core.html import parse_html
 from websim_crawler.core.io import iter_jsonl
+from websim_crawler.core.text import stemmer
 from websim_crawler.demo.site import Archive, DemoSite
 
 REPO = Path(__file__).resolve().parents[1]
@@ -220,7 +221,12 @@ def test_demo_crawls_and_clusters_the_demo_site_by_topic(
         assert cluster["size"] == len(cluster["members"]) == 8
         topics = {topic_of["/" + member.split("/", 3)[3]] for member in cluster["members"]}
         assert len(topics) == 1, cluster  # each cluster is one topic of the archive
-        assert all(isinstance(term, str) and weight > 0 for term, weight in cluster["top_keywords"])
+        for keyword in cluster["top_keywords"]:
+            assert keyword["weight"] > 0
+            assert stemmer("en")(keyword["term"]) == keyword["stem"]  # a form of its stem
+    readable = {k["stem"]: k["term"] for cluster in clusters for k in cluster["top_keywords"]}
+    assert readable["telescop"] in {"telescope", "telescopes"}
+    assert readable["volcano"] in {"volcano", "volcanoes"}
     documents = report["documents"]
     assert len(documents) == 40
     for document in documents:

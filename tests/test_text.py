@@ -2,14 +2,20 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
+
 from websim_crawler.core.text import (
+    STEMMERS,
     detect_language,
+    keyword_forms,
     keyword_tokens,
     language_code,
     stem_counts,
+    stemmer,
     stopwords,
     tokenize,
 )
+from websim_crawler.errors import ConfigError
 
 
 def test_tokenize_lowercases_and_drops_numbers() -> None:
@@ -21,7 +27,7 @@ def test_tokenize_splits_cjk_into_bigrams_not_nothing() -> None:
     assert tokenize("日本語 text") == ["日本", "本語", "text"]
 
 
-def test_english_keywords_use_porter_stems_and_drop_stopwords() -> None:
+def test_english_keywords_use_snowball_stems_and_drop_stopwords() -> None:
     assert keyword_tokens("The running dogs were jumping", "en") == ["run", "dog", "jump"]
 
 
@@ -49,3 +55,36 @@ def test_unstemmed_keywords_map_to_the_stemmed_ones() -> None:
     assert plain == ["running", "runners", "runner", "runs", "runs"]
     assert stem_counts(Counter(plain), "en") == Counter(keyword_tokens(text, "en"))
     assert stem_counts(Counter(plain), "en") == Counter({"run": 3, "runner": 2})
+
+
+def test_each_stemmer_gives_its_own_english_algorithm() -> None:
+    words = ["generously", "dying", "telescopes", "running"]
+    stems = {name: [stemmer("en", name)(word) for word in words] for name in STEMMERS}
+    assert stems["snowball"] == ["generous", "die", "telescop", "run"]  # Porter2
+    assert stems["porter"] == ["gener", "dy", "telescop", "run"]  # Porter (1980)
+    assert stems["nltk"] == ["gener", "die", "telescop", "run"]  # NLTK's Porter variant
+    assert keyword_tokens("generously", "en", stemmer_name="porter") == ["gener"]
+
+
+def test_libstemmer_stems_languages_nltk_has_not() -> None:
+    assert keyword_tokens("kitaplar okuyorum", "tr") == ["kitap", "okuyor"]
+    assert keyword_tokens("kitaplar okuyorum", "tr", stemmer_name="nltk") == [
+        "kitaplar",
+        "okuyorum",
+    ]
+    assert stemmer("de", "nltk")("schnellen") == stemmer("de")("schnellen") == "schnell"
+
+
+def test_unknown_stemmer_is_refused() -> None:
+    with pytest.raises(ConfigError, match="unknown stemmer 'lancaster'"):
+        stemmer("en", "lancaster")
+
+
+def test_keyword_forms_count_the_surface_forms_of_each_stem() -> None:
+    text = "Telescopes and a telescope. The telescope, the Galaxies; a galaxy. Colonies"
+    assert keyword_forms(text, "en") == {
+        "telescop": Counter({"telescope": 2, "telescopes": 1}),
+        "galaxi": Counter({"galaxies": 1, "galaxy": 1}),
+        "coloni": Counter({"colonies": 1}),
+    }
+    assert keyword_forms("", "en") == {}

@@ -25,7 +25,7 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.extensions.feedexport import FileFeedStorage
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.io import incomplete_marker, open_feed
 
 logger = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ class DurableFileFeedStorage(FileFeedStorage):
         cls, crawler: Crawler, uri: str, *, feed_options: dict[str, Any] | None = None
     ) -> DurableFileFeedStorage:
         """Build the storage with the crawl's ``WEBSIM_FEED_FSYNC``."""
-        fsync = WebsimConfig.from_settings(crawler.settings).items.feed_fsync
+        fsync = websim_config(crawler).items.feed_fsync
         return cls(uri, feed_options=feed_options, fsync=fsync)
 
     def open(self, spider: Spider) -> IO[bytes]:

@@ -34,7 +34,7 @@ from twisted.internet.task import deferLater
 from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import retry_after_seconds
 from websim_crawler.core.io import atomic_write_json
 
@@ -94,7 +94,7 @@ class RetryAfterMiddleware:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RetryAfterMiddleware:
         """Build the middleware from the crawl settings."""
-        return cls(crawler, WebsimConfig.from_settings(crawler.settings).crawl.retry_after_max)
+        return cls(crawler, websim_config(crawler).reliability.retry_after_max)
 
     async def process_response(self, request: Request, response: Response) -> Response:
         """Wait for Retry-After when a retry will follow; refuse waits that are too long."""
@@ -130,7 +130,7 @@ class StatsFile:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> StatsFile:
         """Build the extension; ``NotConfigured`` unless ``WEBSIM_STATS_OUTPUT`` is set."""
-        path = WebsimConfig.from_settings(crawler.settings).distributed.stats_output
+        path = websim_config(crawler).reliability.stats_output
         if not path:
             raise NotConfigured("WEBSIM_STATS_OUTPUT is not set")
         extension = cls(crawler, path)

@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import difflib
-import typing
 
-from websim_crawler.config import WebsimConfig
-from websim_crawler.core.params import declared_settings
+from websim_crawler.config import setting_names
 from websim_crawler.errors import WebsimError
 
 
@@ -42,9 +39,4 @@ def settings_from_pairs(pairs: list[str]) -> dict[str, str]:
 
 def known_settings() -> list[str]:
     """Return the name of every ``WEBSIM_*`` setting ``WebsimConfig`` reads."""
-    hints = typing.get_type_hints(WebsimConfig)
-    return [
-        name
-        for section in dataclasses.fields(WebsimConfig)
-        for name, _default, _help in declared_settings(hints[section.name])
-    ]
+    return list(setting_names())

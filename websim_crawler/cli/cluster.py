@@ -155,19 +155,25 @@ def run(args: argparse.Namespace) -> int:
     pages = tqdm(records, desc="reading", unit="page", disable=hide)
     for record in pages:
         url, kind, keywords = record.get("url"), record.get("kind"), record.get("keywords")
+        main_text, language = record.get("main_text"), record.get("language")
         html = record.get("html")
         if not keywords and isinstance(html, (str, bytes)) and html and collector.selects(kind):
             try:
-                keywords = analyse_page(
+                analysis = analyse_page(
                     html,
                     url if isinstance(url, str) else None,
                     params=analysis_params,
                     site_memory=site_memory,
-                ).keywords
+                )
+                keywords, main_text, language = (
+                    analysis.keywords,
+                    analysis.main_text,
+                    analysis.language,
+                )
             except PageError as exc:
                 collector.reject(f"analysis_{exc.reason}")
                 continue
-        collector.add(url, kind, keywords)
+        collector.add(url, kind, keywords, main_text, language)
     for reason, count in read_report.skipped.items():
         collector.report.skipped[f"line_{reason}"] = count
 

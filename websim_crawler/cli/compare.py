@@ -26,7 +26,6 @@ from websim_crawler.browser.session import Document, render_documents
 from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import (
     MODES,
     ComparisonReport,
@@ -136,13 +135,13 @@ def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None
 
 def run(args: argparse.Namespace) -> int:
     """Compare the two pages and write the report; exit 0 when similar, 1 when not."""
-    config = WebsimConfig.from_settings(settings_from_pairs(args.set))
+    settings = settings_from_pairs(args.set)
+    if args.weights:
+        settings["WEBSIM_SIMILARITY_WEIGHTS_FILE"] = args.weights
+    config = WebsimConfig.from_settings(settings)
     params = config.similarity
     if args.layout_measure:
         params = dataclasses.replace(params, layout_measure=args.layout_measure)
-    if args.weights:
-        params = dataclasses.replace(params, weights_file=args.weights)
-    params = with_weights_file(params)
     locations = [args.page_a, args.page_b]
     if args.render:
         rendered, counters = render_pages(locations, config.render)

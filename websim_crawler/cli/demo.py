@@ -137,7 +137,7 @@ def crawl_demo(start_url: str, output: Path, n_clusters: str, *, render: bool = 
     result = json.loads(clusters.read_text(encoding="utf-8"))
     print(f"{len(result['clusters'])} clusters of record pages:")
     for cluster in result["clusters"]:
-        terms = ", ".join(str(term) for term, _ in cluster["top_keywords"][:6])
+        terms = ", ".join(str(keyword["term"]) for keyword in cluster["top_keywords"][:6])
         print(f"  cluster {cluster['id']}: {cluster['size']:2d} pages  {terms}")
     print(f"crawl feed:   {pages}")
     print(f"clusters:     {clusters}")

@@ -17,7 +17,6 @@ from tqdm import tqdm
 from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import ReadReport, atomic_write_json, iter_feeds
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import MODES, features_from_item
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
@@ -57,15 +56,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the feed, find the similar pairs, write them; return the exit code."""
-    config = WebsimConfig.from_settings(settings_from_pairs(args.set))
+    settings = settings_from_pairs(args.set)
+    if args.weights:
+        settings["WEBSIM_SIMILARITY_WEIGHTS_FILE"] = args.weights
+    config = WebsimConfig.from_settings(settings)
     changes: dict[str, Any] = {}
     if args.mode:
         changes["pairs_mode"] = args.mode
     if args.blocking_min_pages is not None:
         changes["blocking_min_pages"] = args.blocking_min_pages
-    if args.weights:
-        changes["weights_file"] = args.weights
-    params = with_weights_file(dataclasses.replace(config.similarity, **changes))
+    params = dataclasses.replace(config.similarity, **changes)
     read_report = ReadReport()
     records: Iterable[dict[str, Any]] = iter_feeds(args.input, read_report)
     if not args.no_progress:

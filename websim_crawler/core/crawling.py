@@ -38,12 +38,6 @@ class CrawlParams:
         minimum=1,
         maximum=10_000_000,
     )
-    retry_after_max: float = setting(
-        60.0,
-        "WEBSIM_RETRY_AFTER_MAX",
-        "longest Retry-After (seconds) a 429/503 retry waits for; longer asks give up",
-        minimum=0.0,
-    )
 
     def __post_init__(self) -> None:
         validate(self)

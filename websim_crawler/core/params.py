@@ -74,6 +74,10 @@ def validate(record: Any) -> None:
 
 
 def _check_type(name: str, value: Any, hint: Any) -> None:
+    if typing.get_origin(hint) is tuple:
+        if not isinstance(value, tuple) or not all(_is_number(item) for item in value):
+            raise ConfigError(f"{name} must be numbers separated by commas, got {value!r}")
+        return
     allowed = typing.get_args(hint) or (hint,)
     allowed_types = tuple(a if a is not type(None) else type(None) for a in allowed)
     if isinstance(value, bool) and bool not in allowed_types:
@@ -101,7 +105,17 @@ def params_from_settings(params_type: type[T], settings: SettingsLike) -> T:
     return params_type(**values)
 
 
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _coerce(name: str, raw: Any, hint: Any) -> Any:
+    if typing.get_origin(hint) is tuple:  # "1,0.5,1" or a list from settings.py
+        parts = raw.split(",") if isinstance(raw, str) else raw
+        try:
+            return tuple(float(part) for part in parts)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{name} must be numbers separated by commas, got {raw!r}") from None
     if not isinstance(raw, str):
         return raw
     allowed = typing.get_args(hint) or (hint,)

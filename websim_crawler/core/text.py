@@ -314,6 +314,22 @@ def _learn_keywords(
             keywords[token] = stem_of(token) if stem else token
 
 
+def keyword_forms(
+    text: str, language: str = DEFAULT_LANGUAGE, stemmer_name: str = DEFAULT_STEMMER
+) -> dict[str, Counter[str]]:
+    """Count the surface forms (lower-cased) of each keyword stem of a text.
+
+    ``{"telescop": Counter({"telescopes": 2, "telescope": 1})}``: what a report shows instead
+    of the stem.
+    """
+    stem = stemmer(language, stemmer_name)
+    forms: dict[str, Counter[str]] = {}
+    tokens = keyword_tokens(text, language, stem=False, stemmer_name=stemmer_name)
+    for token, count in Counter(tokens).items():
+        forms.setdefault(stem(token), Counter())[token] += count
+    return forms
+
+
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:
     """Count the keywords of several texts together."""
     counts: Counter[str] = Counter()

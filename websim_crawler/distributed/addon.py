@@ -16,8 +16,8 @@ from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.settings import BaseSettings
 
 from websim_crawler._imports import require
-from websim_crawler.config import WebsimConfig
-from websim_crawler.distributed.params import redacted_url
+from websim_crawler.core.params import params_from_settings
+from websim_crawler.distributed.params import DistributedParams, redacted_url
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +35,7 @@ class RedisAddon:
 
     def update_settings(self, settings: BaseSettings) -> None:
         """Set the scrapy-redis scheduler, duplicate filter and keys (add-on priority)."""
-        params = WebsimConfig.from_settings(settings).distributed
+        params = params_from_settings(DistributedParams, settings)
         if params.redis_url is None:
             return
         require("scrapy_redis")

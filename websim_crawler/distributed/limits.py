@@ -19,7 +19,7 @@ from scrapy.extensions.closespider import CloseSpider
 from scrapy.http import Response
 
 from websim_crawler._imports import require
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 
 
 class GlobalCloseSpider(CloseSpider):
@@ -27,7 +27,7 @@ class GlobalCloseSpider(CloseSpider):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
-        params = WebsimConfig.from_settings(crawler.settings).distributed
+        params = websim_config(crawler).distributed
         assert params.redis_url is not None
         self.server: Any = require("redis").Redis.from_url(params.redis_url)
         self.params = params

@@ -38,12 +38,6 @@ class DistributedParams:
         minimum=0.05,
         maximum=5.0,
     )
-    stats_output: str | None = setting(
-        None,
-        "WEBSIM_STATS_OUTPUT",
-        "write the crawl's final stats (failures by reason, websim/redis/*, ...) as JSON here; "
-        "one file per worker",
-    )
     seed_batch: int = setting(
         8,
         "WEBSIM_REDIS_SEED_BATCH",

@@ -29,7 +29,7 @@ from scrapy.http import Response
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
 from websim_crawler.distributed.leases import RedisLeases, Requeued
 from websim_crawler.distributed.params import DistributedParams
@@ -54,7 +54,7 @@ class WorkerScheduler(Scheduler):
         """Build the scheduler; keep the crawler (engine, stats) and the distributed settings."""
         scheduler: WorkerScheduler = super().from_crawler(crawler)
         scheduler.crawler = crawler
-        scheduler.params = WebsimConfig.from_settings(crawler.settings).distributed
+        scheduler.params = websim_config(crawler).distributed
         return scheduler
 
     def open(self, spider: Spider) -> None:

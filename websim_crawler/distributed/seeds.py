@@ -25,7 +25,7 @@ from scrapy.crawler import Crawler
 from scrapy.exceptions import DontCloseSpider, NotConfigured
 
 from websim_crawler._imports import require
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.distributed.params import DistributedParams
 from websim_crawler.errors import InputFormatError, WebsimError
 
@@ -56,7 +56,7 @@ class RedisSeeds:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisSeeds:
         """Build the extension; ``NotConfigured`` unless ``WEBSIM_REDIS_URL`` is set."""
-        params = WebsimConfig.from_settings(crawler.settings).distributed
+        params = websim_config(crawler).distributed
         if params.redis_url is None:
             raise NotConfigured("WEBSIM_REDIS_URL is not set")
         extension = cls(crawler, params)

@@ -14,7 +14,7 @@ from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.page import (
     PageAnalysis,
     SiteTemplateMemory,
@@ -49,9 +49,8 @@ class PageAnalysisPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageAnalysisPipeline:
         """Build the pipeline from the crawler's settings (bad values raise ``ConfigError``)."""
-        config = WebsimConfig.from_settings(crawler.settings)
-        logger.info("websim page analysis enabled; changed settings: %s", config.changed_settings())
-        return cls(crawler, config)
+        logger.info("websim page analysis enabled")
+        return cls(crawler, websim_config(crawler))
 
     def process_item(self, item: Any) -> Any:
         """Analyse one item's page; drop it with a counted reason when it cannot be analysed."""

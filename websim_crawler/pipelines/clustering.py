@@ -15,7 +15,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.clustering import (
     ClusteringParams,
     ClusteringResult,
@@ -25,6 +25,7 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_report
+from websim_crawler.core.text import DEFAULT_STEMMER
 from websim_crawler.errors import WebsimError
 from websim_crawler.jobdir import load_state, save_state
 
@@ -34,18 +35,21 @@ BUFFER_STATE = "clustering-buffer"  # JOBDIR/websim-clustering-buffer.json
 
 
 class ClusteringPipeline:
-    """Buffer (url, kind, keywords) of each item; write the clusters report at the end."""
+    """Buffer (url, kind, keywords, keyword forms) of each item; write the report at the end."""
 
-    def __init__(self, crawler: Crawler, params: ClusteringParams) -> None:
+    def __init__(
+        self, crawler: Crawler, params: ClusteringParams, stemmer_name: str = DEFAULT_STEMMER
+    ) -> None:
         self.crawler = crawler
         self.params = params
-        self.collector = DocumentCollector(params.kind)
+        self.collector = DocumentCollector(params.kind, stemmer_name=stemmer_name)
         load_state(crawler.settings, BUFFER_STATE, self.collector.restore)  # a resumed crawl
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ClusteringPipeline:
         """Build the pipeline; ``NotConfigured`` unless ``WEBSIM_CLUSTERS_OUTPUT`` is set."""
-        params = WebsimConfig.from_settings(crawler.settings).clustering
+        config = websim_config(crawler)
+        params = config.clustering
         if not params.output:
             raise NotConfigured("WEBSIM_CLUSTERS_OUTPUT is not set")
         logger.info(
@@ -54,12 +58,18 @@ class ClusteringPipeline:
             params.output,
             f" and {params.html_output}" if params.html_output else "",
         )
-        return cls(crawler, params)
+        return cls(crawler, params, config.analysis.stemmer)
 
     def process_item(self, item: Any) -> Any:
         """Remember the item's URL, kind and keywords; the item passes on unchanged."""
         adapter = ItemAdapter(item)
-        kept = self.collector.add(adapter.get("url"), adapter.get("kind"), adapter.get("keywords"))
+        kept = self.collector.add(
+            adapter.get("url"),
+            adapter.get("kind"),
+            adapter.get("keywords"),
+            adapter.get("main_text"),
+            adapter.get("language"),
+        )
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(
             "websim/cluster/pages/kept" if kept else "websim/cluster/pages/skipped"

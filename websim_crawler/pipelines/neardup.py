@@ -17,7 +17,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
 from websim_crawler.errors import WebsimError
@@ -36,7 +36,7 @@ class NearDuplicatePipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
         """Build the pipeline; ``NotConfigured`` unless ``WEBSIM_NEARDUP_OUTPUT`` is set."""
-        config = WebsimConfig.from_settings(crawler.settings)
+        config = websim_config(crawler)
         params = config.neardup
         if not params.output:
             raise NotConfigured("WEBSIM_NEARDUP_OUTPUT is not set")

@@ -8,7 +8,6 @@ thread when the spider closes and written atomically.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from typing import Any
 
@@ -18,9 +17,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.similarity.combine import with_weights_file
 from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
@@ -39,11 +37,10 @@ class SimilarityPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimilarityPipeline:
         """Build the stage; ``NotConfigured`` when ``WEBSIM_SIMILARITY_OUTPUT`` is unset."""
-        config = WebsimConfig.from_settings(crawler.settings)
+        config = websim_config(crawler)
         output = config.similarity.output
         if not output:
             raise NotConfigured("WEBSIM_SIMILARITY_OUTPUT is not set")
-        config = dataclasses.replace(config, similarity=with_weights_file(config.similarity))
         logger.info("websim pairwise similarity enabled, writing %s", output)
         return cls(crawler, config, output)
 

@@ -12,7 +12,7 @@ from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import REFUSED_META
 from websim_crawler.browser.params import RenderParams
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import decode_html, outgoing_links, page_title
 from websim_crawler.core.urls import hostname_of
@@ -48,7 +48,7 @@ class WebsimSpider(scrapy.Spider):
         """Build the spider, read its settings and switch rendering on when asked."""
         report_errors_plainly()
         spider = super().from_crawler(crawler, *args, **kwargs)
-        config = WebsimConfig.from_settings(crawler.settings)
+        config = websim_config(crawler)
         spider.params = config.crawl
         spider.render_params = config.render
         spider.distributed = config.distributed

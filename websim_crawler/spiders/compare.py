@@ -16,8 +16,7 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
-from websim_crawler.config import WebsimConfig
-from websim_crawler.core.similarity.combine import with_weights_file
+from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.similarity.compare import MODES, PageFeatures, compare_pages
 from websim_crawler.core.similarity.compare import features_from_item as features_of
 from websim_crawler.errors import ConfigError
@@ -55,8 +54,7 @@ class CompareSpider(WebsimSpider):
 
     def configure(self) -> None:
         """Read the similarity settings; rendering always takes a screenshot here."""
-        config = WebsimConfig.from_settings(self.crawler.settings)
-        self.config = dataclasses.replace(config, similarity=with_weights_file(config.similarity))
+        self.config = websim_config(self.crawler)
         self.render_params = dataclasses.replace(self.render_params, screenshot=True)
 
     async def start(self) -> AsyncIterator[scrapy.Request]:

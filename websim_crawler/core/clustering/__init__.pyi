@@ -12,6 +12,7 @@ from .job import (
     Document,
     DocumentCollector,
     InputReport,
+    TopKeyword,
     cluster_documents,
 )
 from .params import ClusteringParams
@@ -28,6 +29,7 @@ __all__ = [
     "FuzzyCMeans",
     "InputReport",
     "TfidfMatrix",
+    "TopKeyword",
     "build_report",
     "choose_n_clusters",
     "cluster_documents",

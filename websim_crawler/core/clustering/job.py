@@ -27,6 +27,7 @@ from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
+from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
 from websim_crawler.errors import ConfigError, InputFormatError
 
 logger = logging.getLogger(__name__)
@@ -37,10 +38,13 @@ _KINDS_SELECTED = {"record": ("record", "page"), "results": ("results",), "all":
 
 @dataclass(frozen=True)
 class Document:
-    """One page to cluster: its URL and its keyword counts (stem -> count)."""
+    """One page to cluster: its URL, its keyword counts (stem -> count) and, when its text was
+    given, the counts of the surface forms of each stem that appears as anything but itself
+    (stem -> form -> count)."""
 
     url: str
     keywords: Mapping[str, float]
+    forms: Mapping[str, Mapping[str, int]] | None = None
 
 
 @dataclass
@@ -64,10 +68,16 @@ class InputReport:
 class DocumentCollector:
     """Select the pages to cluster from crawl records: by kind, first of each URL, with keywords."""
 
-    def __init__(self, kind: str = "record", report: InputReport | None = None) -> None:
+    def __init__(
+        self,
+        kind: str = "record",
+        report: InputReport | None = None,
+        stemmer_name: str = DEFAULT_STEMMER,
+    ) -> None:
         if kind not in KINDS:
             raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kinds = _KINDS_SELECTED[kind]
+        self.stemmer_name = stemmer_name
         self.report = report if report is not None else InputReport()
         self.documents: list[Document] = []
         self._seen_urls: set[str] = set()
@@ -81,8 +91,14 @@ class DocumentCollector:
         self.report.pages += 1
         self.report.skip(reason)
 
-    def add(self, url: Any, kind: Any, keywords: Any) -> bool:
-        """Offer one page; return whether it was kept (a skip is counted by reason)."""
+    def add(
+        self, url: Any, kind: Any, keywords: Any, main_text: Any = None, language: Any = None
+    ) -> bool:
+        """Offer one page; return whether it was kept (a skip is counted by reason).
+
+        With the page's main text and language, its keywords' surface forms are kept too (the
+        report shows ``telescope`` rather than the stem ``telescop``).
+        """
         self.report.pages += 1
         if not self.selects(kind):
             self.report.skip("other_kind")
@@ -98,13 +114,25 @@ class DocumentCollector:
             self.report.skip("no_keywords")
             return False
         self._seen_urls.add(url)
-        self.documents.append(Document(url, counts))
+        forms = None
+        if isinstance(main_text, str) and isinstance(language, str) and language:
+            forms = {
+                stem: dict(form_counts)
+                for stem, form_counts in keyword_forms(
+                    main_text, language, self.stemmer_name
+                ).items()
+                if stem in counts and set(form_counts) != {stem}
+            }
+        self.documents.append(Document(url, counts, forms))
         return True
 
     def to_dict(self) -> dict[str, Any]:
         """Return the collected pages and counts as JSON-safe data (for JOBDIR persistence)."""
         return {
-            "documents": [[document.url, dict(document.keywords)] for document in self.documents],
+            "documents": [
+                [document.url, dict(document.keywords), document.forms]
+                for document in self.documents
+            ],
             "pages": self.report.pages,
             "skipped": dict(self.report.skipped),
         }
@@ -113,16 +141,29 @@ class DocumentCollector:
         """Take back the pages and counts saved with ``to_dict`` (replacing the current ones)."""
         try:
             documents = [
-                Document(str(url), _clean_keywords(words)) for url, words in data["documents"]
+                Document(str(entry[0]), _clean_keywords(entry[1]), _clean_forms(entry[2:]))
+                for entry in data["documents"]
             ]
             skipped = {str(reason): int(count) for reason, count in data["skipped"].items()}
             pages = int(data["pages"])
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             raise InputFormatError(f"not a saved clustering buffer: {exc}") from exc
         self.documents = documents
         self._seen_urls = {document.url for document in documents}
         self.report.pages = pages
         self.report.skipped = skipped
+
+
+def _clean_forms(rest: Any) -> dict[str, dict[str, int]] | None:
+    """Return the saved surface forms of a buffered page (None when it had no text, or in a
+    buffer saved before forms were kept)."""
+    if not rest or not isinstance(rest[0], Mapping):
+        return None
+    return {
+        str(stem): {str(form): int(count) for form, count in counts.items()}
+        for stem, counts in rest[0].items()
+        if isinstance(counts, Mapping)
+    }
 
 
 def _clean_keywords(keywords: Any) -> dict[str, float]:
@@ -147,7 +188,7 @@ class ClusteringResult:
     input_report: InputReport
     n_clusters_requested: int | str
     membership: NDArray[np.float64]  # documents x clusters
-    top_keywords: tuple[tuple[tuple[str, float], ...], ...]
+    top_keywords: tuple[tuple[TopKeyword, ...], ...]
     positions: NDArray[np.float64]  # documents x 2, the map of the HTML report
     validity: dict[str, Any]
     candidates: tuple[CandidateScore, ...]
@@ -227,7 +268,9 @@ def cluster_documents(
         input_report=report,
         n_clusters_requested=params.n_clusters,
         membership=membership,
-        top_keywords=_top_keywords(tfidf, membership, params.fuzziness, params.top_keywords),
+        top_keywords=_top_keywords(
+            tfidf, membership, params.fuzziness, params.top_keywords, tuple(kept)
+        ),
         positions=map_positions(data, centers),
         validity={
             "partition_coefficient": model.partition_coefficient_,
@@ -289,17 +332,49 @@ def _clusters_by_size(membership: NDArray[np.float64]) -> NDArray[np.intp]:
     return np.lexsort((-totals, -sizes))
 
 
+@dataclass(frozen=True)
+class TopKeyword:
+    """A heavy keyword of a cluster: its most frequent surface form, its stem, its weight."""
+
+    term: str
+    stem: str
+    weight: float
+
+
 def _top_keywords(
-    tfidf: TfidfMatrix, membership: NDArray[np.float64], m: float, count: int
-) -> tuple[tuple[tuple[str, float], ...], ...]:
-    """Return each cluster's heaviest terms in the ``u^m``-weighted mean tf-idf row."""
+    tfidf: TfidfMatrix,
+    membership: NDArray[np.float64],
+    m: float,
+    count: int,
+    documents: tuple[Document, ...],
+) -> tuple[tuple[TopKeyword, ...], ...]:
+    """Return each cluster's heaviest stems in the ``u^m``-weighted mean tf-idf row."""
     weights = (membership**m).astype(np.float32)
     means = np.asarray((tfidf.matrix.T @ weights).T) / weights.sum(axis=0)[:, None]
-    clusters = []
+    tops = []
     for row in means:
         top = np.argsort(-row, kind="stable")[:count]
-        clusters.append(tuple((tfidf.terms[i], float(row[i])) for i in top if row[i] > 0))
-    return tuple(clusters)
+        tops.append([(tfidf.terms[i], float(row[i])) for i in top if row[i] > 0])
+    terms = _surface_terms({stem for top in tops for stem, _weight in top}, documents)
+    return tuple(
+        tuple(TopKeyword(terms[stem], stem, weight) for stem, weight in top) for top in tops
+    )
+
+
+def _surface_terms(stems: set[str], documents: tuple[Document, ...]) -> dict[str, str]:
+    """Return each stem's most frequent surface form over the pages whose text was given (the
+    stem itself when none was; ties go to the alphabetically first form)."""
+    votes: dict[str, dict[str, float]] = {stem: {} for stem in stems}
+    for document in documents:
+        if document.forms is None:
+            continue
+        for stem in stems.intersection(document.keywords):
+            for form, count in document.forms.get(stem, {stem: document.keywords[stem]}).items():
+                votes[stem][form] = votes[stem].get(form, 0.0) + count
+    return {
+        stem: min(counts.items(), key=lambda item: (-item[1], item[0]))[0] if counts else stem
+        for stem, counts in votes.items()
+    }
 
 
 def map_positions(data: Matrix, centers: NDArray[Any]) -> NDArray[np.float64]:

@@ -52,8 +52,12 @@ def build_report(result: ClusteringResult) -> dict[str, Any]:
                 "id": cluster,
                 "size": len(members),
                 "top_keywords": [
-                    [term, round(weight, WEIGHT_DIGITS)]
-                    for term, weight in result.top_keywords[cluster]
+                    {
+                        "term": keyword.term,
+                        "stem": keyword.stem,
+                        "weight": round(keyword.weight, WEIGHT_DIGITS),
+                    }
+                    for keyword in result.top_keywords[cluster]
                 ],
                 "members": [result.documents[i].url for i in members],
             }
@@ -194,7 +198,7 @@ def _sizes_html(report: dict[str, Any]) -> str:
     largest = max((cluster["size"] for cluster in report["clusters"]), default=1) or 1
     rows = []
     for cluster in report["clusters"]:
-        keywords = ", ".join(term for term, _weight in cluster["top_keywords"][:5])
+        keywords = ", ".join(keyword["term"] for keyword in cluster["top_keywords"][:5])
         bar_width = 20 * cluster["size"] / largest
         rows.append(
             f'<tr><td><a href="#cluster-{cluster["id"]}">'
@@ -213,7 +217,8 @@ def _sizes_html(report: dict[str, Any]) -> str:
 def _cluster_html(result: ClusteringResult, cluster: dict[str, Any]) -> str:
     cluster_id = cluster["id"]
     keywords = ", ".join(
-        f"{html.escape(term)} ({weight:.3f})" for term, weight in cluster["top_keywords"]
+        f"{html.escape(keyword['term'])} ({keyword['weight']:.3f})"
+        for keyword in cluster["top_keywords"]
     )
     index_of = {document.url: row for row, document in enumerate(result.documents)}
     items = []

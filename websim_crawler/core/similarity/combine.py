@@ -140,7 +140,7 @@ class StageCombiner:
         """Return ``params`` with the fitted stage weights and combined threshold."""
         if list(self.stages) != list(STAGES):
             raise ConfigError(f"only a combiner of the stages {STAGES} sets the stage weights")
-        weights = ",".join(f"{weight:.6g}" for weight in self.weights_)
+        weights = tuple(float(f"{weight:.6g}") for weight in self.weights_)
         threshold = min(1.0, max(0.0, self.threshold_))
         return dataclasses.replace(params, stage_weights=weights, combined_threshold=threshold)
 

@@ -246,7 +246,7 @@ def compare_pages(
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
     params = params or SimilarityParams()
-    weights = dict(zip(STAGES, params.weights(), strict=True))
+    weights = dict(zip(STAGES, params.stage_weights, strict=True))
     results: list[StageResult] = []
     stopped_at: str | None = None
     for stage in STAGES:

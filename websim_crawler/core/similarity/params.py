@@ -50,8 +50,8 @@ class SimilarityParams:
         minimum=0.0,
         maximum=1.0,
     )
-    stage_weights: str = setting(
-        "1,1,1,1",
+    stage_weights: tuple[float, ...] = setting(
+        (1.0, 1.0, 1.0, 1.0),
         "WEBSIM_SIMILARITY_STAGE_WEIGHTS",
         "weights of layout,text,links,visual in the combined score (mean over stages with data)",
     )
@@ -167,20 +167,12 @@ class SimilarityParams:
 
     def __post_init__(self) -> None:
         validate(self)
-        self.weights()
-
-    def weights(self) -> tuple[float, float, float, float]:
-        """Return the stage weights of the combined score, in stage order."""
-        try:
-            values = tuple(float(part) for part in self.stage_weights.split(","))
-        except ValueError:
-            values = ()
+        values = self.stage_weights
         if len(values) != len(STAGES) or any(v < 0 or v != v for v in values) or not any(values):
             raise ConfigError(
                 "WEBSIM_SIMILARITY_STAGE_WEIGHTS must be four non-negative numbers, not all 0, "
-                f"got {self.stage_weights!r}"
+                f"got {values!r}"
             )
-        return values  # type: ignore[return-value]
 
     def threshold(self, stage: str) -> float:
         """Return a stage's threshold."""

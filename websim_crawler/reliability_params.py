@@ -1,0 +1,28 @@
+"""Settings of the reliability components (``reliability.py``): Retry-After waits, stats file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from websim_crawler.core.params import setting, validate
+
+
+@dataclass(frozen=True)
+class ReliabilityParams:
+    """How long a 429/503 retry may wait, and where the final crawl stats are written."""
+
+    retry_after_max: float = setting(
+        60.0,
+        "WEBSIM_RETRY_AFTER_MAX",
+        "longest Retry-After (seconds) a 429/503 retry waits for; longer asks give up",
+        minimum=0.0,
+    )
+    stats_output: str | None = setting(
+        None,
+        "WEBSIM_STATS_OUTPUT",
+        "write the crawl's final stats (failures by reason, websim/redis/*, ...) as JSON here; "
+        "one file per worker",
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
