@@ -386,7 +386,7 @@ def test_cli_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str
     ]
     feed.write_text("".join(json.dumps(row) + "\n" for row in rows) + "{broken\n")
     output = tmp_path / "neardup.json"
-    assert main(["neardup", str(feed), "-o", str(output), "--no-progress"]) == 0
+    assert main(["neardup", str(feed), "-o", str(output), "--no-progress"]) == 1  # {broken
     report = json.loads(output.read_text(encoding="utf-8"))
     assert set(report) == {"pairs", "stats"}
     assert {tuple(sorted(pair)) for pair in report["pairs"]} == {

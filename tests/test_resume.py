@@ -22,6 +22,7 @@ from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.demo.site import Archive, DemoSite, make_handler
 from websim_crawler.jobdir import load_state, save_state, state_path
+from websim_crawler.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.clustering import BUFFER_STATE, ClusteringPipeline
 
@@ -246,3 +247,24 @@ def test_sigkill_at_several_points_then_resume_loses_nothing(tmp_path: Path) -> 
     assert "request(s) in flight when the crawl stopped, requeued" in log
     assert not (killed / "pages.jsonl.incomplete").exists()  # the last run closed cleanly
     assert (killed / "job" / "websim-frontier.sqlite").exists()
+
+
+def test_sqlite_frontier_filters_orders_leases_and_requeues(tmp_path: Path) -> None:
+    path = tmp_path / "job" / FRONTIER_FILE
+    frontier = SqliteFrontier(path)
+    assert frontier.add("fp-a", 0, b"a") and frontier.add("fp-b", 0, b"b")
+    assert not frontier.add("fp-a", 5, b"a again")  # seen: filtered
+    assert frontier.add(None, 0, b"unfiltered") and frontier.add("fp-c", 1, b"urgent")
+    assert frontier.pending() == 4
+    order = [frontier.lease() for _ in range(3)]  # priority first, then newest first
+    assert [entry[1] for entry in order if entry] == [b"urgent", b"unfiltered", b"b"]
+    assert order[0] is not None
+    frontier.release(order[0][0])  # finished
+    frontier.close()  # killed with two requests in flight ("unfiltered", "b")
+    resumed = SqliteFrontier(path)
+    assert resumed.requeue_leased() == 2 and resumed.pending() == 3
+    assert not resumed.mark_seen("fp-b") and resumed.mark_seen("fp-d")
+    leased = [resumed.lease() for _ in range(4)]
+    assert sorted(entry[1] for entry in leased if entry) == [b"a", b"b", b"unfiltered"]
+    assert leased[3] is None
+    resumed.close()

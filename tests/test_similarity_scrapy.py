@@ -98,7 +98,7 @@ def test_similar_cli_finds_the_same_layout_pairs(tmp_path: Path) -> None:
         lines.append(json.dumps({"url": f"http://s.test/{number}", "html": html}))
     feed.write_text("\n".join([*lines, "{broken"]) + "\n", encoding="utf-8")
     out = tmp_path / "pairs.json"
-    assert main(["similar", str(feed), "-o", str(out), "--no-progress"]) == 0
+    assert main(["similar", str(feed), "-o", str(out), "--no-progress"]) == 1  # {broken
     result = json.loads(out.read_text(encoding="utf-8"))
     assert result["pages"] == 6 and result["all_pairs"] == 15
     assert result["skipped_lines"] == {"invalid_json": 1}

@@ -5,6 +5,8 @@ from __future__ import annotations
 BOT_NAME = "websim_crawler"
 SPIDER_MODULES = ["websim_crawler.spiders"]
 NEWSPIDER_MODULE = "websim_crawler.spiders"
+# `scrapy crawl` ends with exit code 1 when the crawl could do nothing (websim_crawler/commands).
+COMMANDS_MODULE = "websim_crawler.commands"
 
 USER_AGENT = "websim-crawler/0.1 (+https://github.com/websim-crawler/websim-crawler)"
 ROBOTSTXT_OBEY = True

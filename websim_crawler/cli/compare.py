@@ -11,32 +11,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
-import dataclasses
 import html
 import json
 import sys
-import urllib.error
-import urllib.request
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.session import Document, render_documents
-from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
+from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
+from websim_crawler.cli._sources import is_url, location_url, read_page
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import atomic_write_text
+from websim_crawler.core.io import atomic_write_text, check_output_path
 from websim_crawler.core.similarity.compare import (
-    MODES,
     ComparisonReport,
     compare_pages,
     page_features,
 )
-from websim_crawler.core.similarity.params import LAYOUT_MEASURES
-from websim_crawler.errors import InputFormatError
-
-_FETCH_TIMEOUT = 30
-_MAX_BYTES = 50_000_000
+from websim_crawler.errors import InputFormatError, PageError
 
 
 def register(subparsers: Any) -> None:
@@ -49,43 +40,26 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("page_a", metavar="A", help="first page: URL or HTML file")
     parser.add_argument("page_b", metavar="B", help="second page: URL or HTML file")
-    parser.add_argument("--mode", choices=MODES, default="cascade", help="default: cascade")
     parser.add_argument("--format", choices=("json", "html"), default="json")
     parser.add_argument("-o", "--output", help="write the report here (default: stdout)")
     parser.add_argument("--render", action="store_true", help="render and screenshot both pages")
     parser.add_argument("--screenshot-a", help="PNG screenshot of A")
     parser.add_argument("--screenshot-b", help="PNG screenshot of B")
-    parser.add_argument("--layout-measure", choices=LAYOUT_MEASURES, help="layout stage measure")
-    parser.add_argument(
-        "--weights",
-        metavar="FILE",
-        help="JSON stage weights fitted with StageCombiner (sets WEBSIM_SIMILARITY_WEIGHTS_FILE)",
-    )
+    add_setting_flags(parser, "compare")
     add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
     parser.set_defaults(func=run)
 
 
-def _is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
-
-
-def read_page(location: str) -> bytes:
-    """Return the bytes of a saved page or of a URL fetched with a plain GET."""
-    if _is_url(location):
-        request = urllib.request.Request(location, headers={"User-Agent": "websim-crawler"})
-        try:
-            with urllib.request.urlopen(request, timeout=_FETCH_TIMEOUT) as response:
-                return bytes(response.read(_MAX_BYTES))
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise InputFormatError(f"cannot fetch {location}: {exc}") from exc
+def read_input(location: str, config: WebsimConfig) -> bytes:
+    """Return the bytes of a saved page (``.gz`` too), a PNG or a URL, bounded like a crawl."""
     try:
-        return Path(location).read_bytes()
-    except OSError as exc:
-        raise InputFormatError(f"cannot read {location}: {exc.strerror or exc}") from exc
+        return read_page(location, config).body
+    except PageError as exc:
+        raise InputFormatError(str(exc)) from exc
 
 
 def render_pages(
-    locations: list[str], params: RenderParams
+    locations: list[str], config: WebsimConfig
 ) -> tuple[list[tuple[str, bytes]], Counter[str]]:
     """Render each URL or saved file with the browser module; return HTML and PNG per page.
 
@@ -93,10 +67,11 @@ def render_pages(
     saved file is served on a synthetic http origin, never from a ``file:`` URL.
     """
     documents = [
-        Document(location) if _is_url(location) else Document(location, read_page(location))
+        Document(location) if is_url(location) else Document(location, read_input(location, config))
         for location in locations
     ]
-    rendered, counters = asyncio.run(render_documents(documents, params, max_bytes=_MAX_BYTES))
+    limit = config.analysis.max_page_bytes
+    rendered, counters = asyncio.run(render_documents(documents, config.render, max_bytes=limit))
     return [(page.html, page.screenshot or b"") for page in rendered], counters
 
 
@@ -135,39 +110,37 @@ def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None
 
 def run(args: argparse.Namespace) -> int:
     """Compare the two pages and write the report; exit 0 when similar, 1 when not."""
-    settings = settings_from_pairs(args.set)
-    if args.weights:
-        settings["WEBSIM_SIMILARITY_WEIGHTS_FILE"] = args.weights
-    config = WebsimConfig.from_settings(settings)
-    params = config.similarity
-    if args.layout_measure:
-        params = dataclasses.replace(params, layout_measure=args.layout_measure)
+    config = command_config(args, "compare")
+    if args.output:
+        check_output_path(args.output)
+    params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     locations = [args.page_a, args.page_b]
     if args.render:
-        rendered, counters = render_pages(locations, config.render)
+        rendered, counters = render_pages(locations, config)
         for key, value in sorted(counters.items()):
             print(f"websim compare: {key}: {value}", file=sys.stderr)
         pages: list[str | bytes] = [page for page, _png in rendered]
         screenshots: list[bytes | None] = [png for _page, png in rendered]
     else:
-        pages = [read_page(location) for location in locations]
+        pages = [read_input(location, config) for location in locations]
         screenshots = [None, None]
     for slot, option in enumerate((args.screenshot_a, args.screenshot_b)):
         if option:
-            screenshots[slot] = read_page(option)
+            screenshots[slot] = read_input(option, config)
     features = [
         page_features(
             page,
-            url=location if _is_url(location) else Path(location).resolve().as_uri(),
+            url=location_url(location),
             screenshot=png,
             params=params,
+            analysis_params=config.analysis,
         )
         for page, location, png in zip(pages, locations, screenshots, strict=True)
     ]
     for location, feature in zip(locations, features, strict=True):
         for problem in feature.problems:
             print(f"websim compare: {location}: {problem}", file=sys.stderr)
-    report = compare_pages(features[0], features[1], args.mode, params)
+    report = compare_pages(features[0], features[1], params.pairs_mode, params)
     if args.format == "html":
         text = render_report_html(report, (screenshots[0], screenshots[1]))
     else:

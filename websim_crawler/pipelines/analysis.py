@@ -83,19 +83,14 @@ class PageAnalysisPipeline:
         return item
 
     def _write_fields(self, adapter: ItemAdapter, analysis: PageAnalysis) -> None:
-        detail = self.config.items.chunk_detail
-        chunks: list[dict[str, Any]] | None = None
-        if detail != "none":
-            chunks = analysis.to_dict()["chunks"]
-            if detail == "main":
-                chunks = [chunk for chunk in chunks if chunk["is_main"]]
+        record = analysis.to_dict(self.config.items.chunk_detail)  # as websim extract writes
         values: dict[str, Any] = {
             "language": analysis.language,
             "main_text": analysis.main_text,
             "keywords": analysis.keywords,
         }
-        if chunks is not None:
-            values["chunks"] = chunks
+        if "chunks" in record:
+            values["chunks"] = record["chunks"]
         if not adapter.get("title"):
             values["title"] = analysis.title
         if not adapter.get("links"):

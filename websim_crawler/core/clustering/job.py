@@ -32,8 +32,9 @@ from websim_crawler.errors import ConfigError, InputFormatError
 
 logger = logging.getLogger(__name__)
 
-# Item kinds each ``kind`` selection takes: plain site pages count as records.
-_KINDS_SELECTED = {"record": ("record", "page"), "results": ("results",), "all": None}
+# Item kinds each ``kind`` selection takes: plain site pages count as records, and so do pages
+# without a kind (a user's own spider, ``websim extract``), which are ordinary pages.
+_KINDS_SELECTED = {"record": ("record", "page", None), "results": ("results",), "all": None}
 
 
 @dataclass(frozen=True)

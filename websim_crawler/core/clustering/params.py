@@ -33,7 +33,8 @@ class ClusteringParams:
     kind: str = setting(
         "record",
         "WEBSIM_CLUSTERS_KIND",
-        "pages to cluster: record (record and site pages), results or all",
+        "pages to cluster: record (record pages, site pages and pages without a kind), "
+        "results or all",
         choices=KINDS,
     )
     n_clusters: int | str = setting(

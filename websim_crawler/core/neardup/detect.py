@@ -16,7 +16,12 @@ import numpy as np
 
 from websim_crawler.core.neardup.index import ExactSentenceIndex, IndexStats, PageStore
 from websim_crawler.core.neardup.lsh import MinHashIndex
-from websim_crawler.core.neardup.pages import PageSentences, page_sentences
+from websim_crawler.core.neardup.pages import (
+    CHUNKS_ONLY,
+    PageSentences,
+    chunks_only,
+    page_sentences,
+)
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.neardup.relations import (
     CLASSES,
@@ -28,6 +33,7 @@ from websim_crawler.core.neardup.relations import (
     relation_kind,
     url_hash,
 )
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -154,9 +160,19 @@ class NearDuplicateFinder:
     ``close`` removes; use the finder as a context manager.
     """
 
-    def __init__(self, params: NeardupParams | None = None, *, html_field: str = "html") -> None:
+    def __init__(
+        self,
+        params: NeardupParams | None = None,
+        *,
+        html_field: str = "html",
+        analysis_params: AnalysisParams | None = None,
+    ) -> None:
         self.params = params or NeardupParams()
         self.html_field = html_field
+        # Items without chunks are analysed with these settings, minus the within-page filters.
+        self.analysis_params = (
+            CHUNKS_ONLY if analysis_params is None else chunks_only(analysis_params)
+        )
         self._folder = tempfile.TemporaryDirectory(
             prefix="websim-neardup-", dir=self.params.spill_dir
         )
@@ -198,7 +214,9 @@ class NearDuplicateFinder:
     def add_item(self, item: Mapping[str, Any]) -> str | None:
         """Add a crawl item; return why it was dropped (counted by reason), or None if indexed."""
         try:
-            page = page_sentences(item, self.params, html_field=self.html_field)
+            page = page_sentences(
+                item, self.params, self.analysis_params, html_field=self.html_field
+            )
         except PageError as exc:
             self.pages_seen += 1
             self.dropped[exc.reason] += 1

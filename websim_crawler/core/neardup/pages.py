@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -15,8 +16,15 @@ from websim_crawler.core.neardup.sentences import long_sentence_hashes
 from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.errors import PageError
 
-# The analysis runs for its chunks and link features only: skip its within-page filters.
-CHUNKS_ONLY = AnalysisParams(noise_filter=False, duplicate_filter=False, template_filter=False)
+
+def chunks_only(params: AnalysisParams) -> AnalysisParams:
+    """Return ``params`` without the within-page filters: the analysis runs for its chunks."""
+    return dataclasses.replace(
+        params, noise_filter=False, duplicate_filter=False, template_filter=False
+    )
+
+
+CHUNKS_ONLY = chunks_only(AnalysisParams())
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,12 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
+from hashlib import blake2b
 from typing import TypeAlias
 
 import lxml.etree
+import numpy as np
+from numpy.typing import NDArray
 
 from websim_crawler.core.html import decode_html
 from websim_crawler.errors import PageError
@@ -63,7 +66,11 @@ def encode_labels(labels: list[str]) -> str:
 
 @dataclass(frozen=True)
 class VertexTree:
-    """The rendered elements of a page in document order, as parallel arrays."""
+    """The rendered elements of a page in document order, as parallel arrays.
+
+    The derived arrays (tag codes, subtree sizes, child tag strings, attribute-set ids) are
+    computed on first use and kept, so a page compared with many others derives them once.
+    """
 
     tags: tuple[str, ...]
     attributes: tuple[frozenset[str], ...]
@@ -71,6 +78,78 @@ class VertexTree:
 
     def __len__(self) -> int:
         return len(self.tags)
+
+    @cached_property
+    def tag_codes(self) -> NDArray[np.int64]:
+        """Each vertex's tag as an integer, equal across pages for equal tags."""
+        return np.array([ord(code) for code in encode_labels(list(self.tags))], dtype=np.int64)
+
+    @cached_property
+    def child_tags(self) -> tuple[str, ...]:
+        """Each vertex's child tags as a string, one character per child (``encode_labels``)."""
+        codes = encode_labels(list(self.tags))
+        return tuple("".join([codes[child] for child in kids]) for kids in self.children)
+
+    @cached_property
+    def tag_groups(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        """The vertices sorted by (tag code, position): positions, tag codes, and the sort keys
+        tag code * (len + 1) + position.
+        """
+        order = np.argsort(self.tag_codes, kind="stable")
+        grouped = self.tag_codes[order]
+        return order, grouped, grouped * (len(self.tags) + 1) + order
+
+    @cached_property
+    def child_counts(self) -> NDArray[np.int64]:
+        """The number of children of each vertex."""
+        return np.array([len(kids) for kids in self.children], dtype=np.int64)
+
+    @cached_property
+    def subtree_sizes(self) -> NDArray[np.int64]:
+        """The number of vertices of each vertex's subtree (itself included)."""
+        sizes = [1] * len(self.tags)
+        children = self.children
+        for index in range(len(sizes) - 1, -1, -1):  # preorder: children come after parents
+            for child in children[index]:
+                sizes[index] += sizes[child]
+        return np.array(sizes, dtype=np.int64)
+
+    @cached_property
+    def subtree_digests(self) -> tuple[bytes, ...]:
+        """A 128-bit BLAKE2 digest of each vertex's subtree (tags, attribute names, shape):
+        equal digests mean identical subtrees.
+        """
+        digests = [b""] * len(self.tags)
+        for index in range(len(digests) - 1, -1, -1):
+            digest = blake2b(
+                repr((self.tags[index], sorted(self.attributes[index]))).encode(), digest_size=16
+            )
+            for child in self.children[index]:
+                digest.update(digests[child])
+            digests[index] = digest.digest()
+        return tuple(digests)
+
+    @cached_property
+    def attribute_incidence(
+        self,
+    ) -> tuple[dict[str, int], NDArray[np.float64], NDArray[np.float64]]:
+        """The attribute names of the page (name -> column), which distinct attribute-name set
+        (row, as in ``attribute_sets``) holds which name (1.0), and each set's size.
+        """
+        sets = self.attribute_sets[0]
+        columns: dict[str, int] = {}
+        flat = [columns.setdefault(name, len(columns)) for names in sets for name in names]
+        sizes = np.array([len(names) for names in sets], dtype=np.int64)
+        matrix = np.zeros((len(sets), len(columns)))
+        matrix[np.repeat(np.arange(len(sets)), sizes), flat] = 1.0
+        return columns, matrix, sizes.astype(np.float64)
+
+    @cached_property
+    def attribute_sets(self) -> tuple[tuple[frozenset[str], ...], NDArray[np.int64]]:
+        """The distinct attribute-name sets of the page and each vertex's index among them."""
+        ids: dict[frozenset[str], int] = {}
+        index = np.array([ids.setdefault(names, len(ids)) for names in self.attributes])
+        return tuple(ids), index.astype(np.int64)
 
 
 @dataclass(eq=False)

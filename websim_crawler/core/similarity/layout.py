@@ -9,17 +9,17 @@ and child types of the matched pair.
 
 from __future__ import annotations
 
-import bisect
 import heapq
 from collections import defaultdict, deque
 from dataclasses import dataclass
 
+import numpy as np
+from numpy.typing import NDArray
 from rapidfuzz.distance import LCSseq
 
 from websim_crawler.core.similarity.documents import (
     Document,
     VertexTree,
-    encode_labels,
     parse_document,
 )
 from websim_crawler.errors import ConfigError
@@ -63,127 +63,222 @@ def tag_comparison(document_1: Document | None, document_2: Document | None) -> 
     return LayoutMatch(_sigma(matched, total), total, matched, 1 if matched else 0)
 
 
-@dataclass(frozen=True)
-class _Template:
-    size: int
-    weight: float
-    pair_weight: float
-    child_pairs: tuple[tuple[int, int], ...]
+_PairKey = tuple[int, int]
+# Identical subtrees of at least this many vertices are paired in one vectorised step.
+_IDENTICAL_MIN_SIZE = 8
 
 
 class _TemplateMatcher:
-    """Grow templates from compatible vertex pairs and extract them Best-Match-Fit-First."""
+    """Grow templates from compatible vertex pairs and fit them to the uncovered vertices."""
 
-    def __init__(self, first: VertexTree, second: VertexTree, penalty: float) -> None:
-        self.first, self.second, self.penalty = first, second, penalty
-        self.codes_1 = encode_labels(list(first.tags))
-        self.codes_2 = encode_labels(list(second.tags))
-        self.sizes_1 = _subtree_sizes(first)
-        self.sizes_2 = _subtree_sizes(second)
-        self.memo: dict[tuple[int, int], _Template] = {}
+    def __init__(
+        self,
+        first: VertexTree,
+        second: VertexTree,
+        attribute_gaps: NDArray[np.float64],
+        penalty: float,
+    ) -> None:
+        self.penalty = penalty
+        self.children_1, self.children_2 = first.children, second.children
+        self.child_tags_1, self.child_tags_2 = first.child_tags, second.child_tags
+        self.attribute_ids_1: list[int] = first.attribute_sets[1].tolist()
+        self.attribute_ids_2: list[int] = second.attribute_sets[1].tolist()
+        self.attribute_gaps = attribute_gaps
+        self.sizes = first.subtree_sizes
+        self.sizes_1: list[int] = self.sizes.tolist()
+        self.digests_1, self.digests_2 = first.subtree_digests, second.subtree_digests
+        # (child tags of u, of v, attribute-set ids of u, of v) -> (pair weight, LCS equal blocks):
+        # the pairs of a repeated structure (list items, table rows) share their shape.
+        self.shapes: dict[
+            tuple[str, str, int, int], tuple[float, tuple[tuple[int, int, int], ...]]
+        ] = {}
+        # (u, v) -> (the pair's weight 1 - penalty * mismatch, its aligned child pairs)
+        self.memo: dict[_PairKey, tuple[float, tuple[_PairKey, ...]]] = {}
 
-    def align_children(self, u: int, v: int) -> tuple[tuple[int, int], ...]:
-        """Pair the children of u and v along a longest common subsequence of their tags."""
-        children_u, children_v = self.first.children[u], self.second.children[v]
-        if not children_u or not children_v:
-            return ()
-        tags_u = "".join(self.codes_1[c] for c in children_u)
-        tags_v = "".join(self.codes_2[c] for c in children_v)
-        pairs: list[tuple[int, int]] = []
-        for block in LCSseq.opcodes(tags_u, tags_v):
-            if block.tag == "equal":
-                for offset in range(block.src_end - block.src_start):
-                    pairs.append(
-                        (
-                            children_u[block.src_start + offset],
-                            children_v[block.dest_start + offset],
-                        )
-                    )
-        return tuple(pairs)
+    def expand(self, u: int, v: int) -> tuple[float, tuple[_PairKey, ...]]:
+        """Return a pair's weight and its children paired along the LCS of their tags."""
+        tags_u, tags_v = self.child_tags_1[u], self.child_tags_2[v]
+        shape_key = (tags_u, tags_v, self.attribute_ids_1[u], self.attribute_ids_2[v])
+        shape = self.shapes.get(shape_key)
+        if shape is None:
+            shape = self.shapes[shape_key] = self.shape(*shape_key)
+        pair_weight, blocks = shape
+        if not blocks:
+            return pair_weight, ()
+        children_u, children_v = self.children_1[u], self.children_2[v]
+        pairs: list[_PairKey] = []
+        for start, end, start_v in blocks:
+            pairs.extend(zip(children_u[start:end], children_v[start_v:], strict=False))
+        return pair_weight, tuple(pairs)
 
-    def mismatch(self, u: int, v: int, matched_children: int) -> float:
-        """Mean of the attribute, child-count and child-type differences of a vertex pair."""
-        attrs_u, attrs_v = self.first.attributes[u], self.second.attributes[v]
-        union = len(attrs_u | attrs_v)
-        attribute_gap = 1.0 - len(attrs_u & attrs_v) / union if union else 0.0
-        count_u, count_v = len(self.first.children[u]), len(self.second.children[v])
+    def shape(
+        self, tags_u: str, tags_v: str, attributes_u: int, attributes_v: int
+    ) -> tuple[float, tuple[tuple[int, int, int], ...]]:
+        """Return the weight of a pair, 1 - penalty * the mean of its attribute, child-count and
+        child-type gaps, and the equal blocks (start, end, start in v) of its children's LCS.
+        """
+        if tags_u == tags_v:
+            blocks: tuple[tuple[int, int, int], ...] = ((0, len(tags_u), 0),) if tags_u else ()
+        elif tags_u and tags_v:
+            blocks = tuple(
+                (block.src_start, block.src_end, block.dest_start)
+                for block in LCSseq.opcodes(tags_u, tags_v)
+                if block.tag == "equal"
+            )
+        else:
+            blocks = ()
+        matched_children = sum(end - start for start, end, _start_v in blocks)
+        attribute_gap = self.attribute_gaps.item(attributes_u, attributes_v)
+        count_u, count_v = len(tags_u), len(tags_v)
         most = max(count_u, count_v)
         count_gap = abs(count_u - count_v) / most if most else 0.0
         type_gap = 1.0 - 2.0 * matched_children / (count_u + count_v) if most else 0.0
-        return (attribute_gap + count_gap + type_gap) / 3.0
-
-    def grow(self, u: int, v: int) -> _Template:
-        """Build (memoised) the template rooted at the compatible pair (u, v), children first."""
-        memo = self.memo
-        stack: list[tuple[int, int, tuple[tuple[int, int], ...] | None]] = [(u, v, None)]
-        while stack:
-            a, b, pairs = stack.pop()
-            if (a, b) in memo:
-                continue
-            if pairs is None:
-                pairs = self.align_children(a, b)
-                stack.append((a, b, pairs))
-                stack.extend((c, d, None) for c, d in pairs if (c, d) not in memo)
-                continue
-            pair_weight = 1.0 - self.penalty * self.mismatch(a, b, len(pairs))
-            children = [memo[pair] for pair in pairs]
-            memo[(a, b)] = _Template(
-                size=1 + sum(t.size for t in children),
-                weight=pair_weight + sum(t.weight for t in children),
-                pair_weight=pair_weight,
-                child_pairs=pairs,
-            )
-        return memo[(u, v)]
+        return 1.0 - self.penalty * ((attribute_gap + count_gap + type_gap) / 3.0), blocks
 
     def fit(
         self, u: int, v: int, covered_1: bytearray, covered_2: bytearray
-    ) -> tuple[int, float, list[tuple[int, int, float]]]:
-        """Return the part of a template whose vertices are all uncovered: size, weight, pairs."""
-        self.grow(u, v)
-        taken: list[tuple[int, int, float]] = []
+    ) -> tuple[int, float, list[_PairKey]]:
+        """Return the part of a template whose vertices are all uncovered: size, weight, pairs.
+
+        The template rooted at (u, v) is grown as far as it is visited (a pair's weight and
+        child pairs depend on that pair alone, so they are memoised for every later fit); the
+        weight is summed in visiting order, so equal parts weigh exactly the same. Identical
+        subtrees (equal digests) pair vertex for vertex, each pair weighing 1, and are taken in
+        one step.
+        """
+        memo, sizes_1 = self.memo, self.sizes_1
+        digests_1, digests_2 = self.digests_1, self.digests_2
+        taken: list[_PairKey] = []
+        weight = 0.0
         pending = [(u, v)]
         while pending:
-            a, b = pending.pop()
+            pair = pending.pop()
+            a, b = pair
             if covered_1[a] or covered_2[b]:
                 continue
-            template = self.memo[(a, b)]
-            taken.append((a, b, template.pair_weight))
-            pending.extend(template.child_pairs)
-        return len(taken), sum(weight for _a, _b, weight in taken), taken
-
-    def seeds(self, per_vertex: int) -> list[tuple[int, int]]:
-        """Compatible pairs: each vertex with the same-tag vertices nearest in document order."""
-        positions: dict[str, list[int]] = defaultdict(list)
-        for index, tag in enumerate(self.second.tags):
-            positions[tag].append(index)
-        n1, n2 = len(self.first), len(self.second)
-        pairs: list[tuple[int, int]] = []
-        for u, tag in enumerate(self.first.tags):
-            candidates = positions.get(tag)
-            if not candidates:
+            size = sizes_1[a]
+            if size >= _IDENTICAL_MIN_SIZE and digests_1[a] == digests_2[b]:
+                identical = _take_identical(a, b, size, covered_1, covered_2, taken, self.sizes)
+                for _ in range(identical):
+                    weight += 1.0  # one by one, as the pairs would be visited
                 continue
-            target = u * n2 / n1
-            right = bisect.bisect_left(candidates, target)
-            left = right - 1
-            for _ in range(min(per_vertex, len(candidates))):
-                take_left = right >= len(candidates) or (
-                    left >= 0 and target - candidates[left] <= candidates[right] - target
-                )
-                if take_left:
-                    pairs.append((u, candidates[left]))
-                    left -= 1
-                else:
-                    pairs.append((u, candidates[right]))
-                    right += 1
-        return pairs
+            grown = memo.get(pair)
+            if grown is None:
+                grown = memo[pair] = self.expand(a, b)
+            taken.append(pair)
+            weight += grown[0]
+            pending.extend(grown[1])
+        return len(taken), weight, taken
 
 
-def _subtree_sizes(tree: VertexTree) -> list[int]:
-    sizes = [1] * len(tree)
-    for index in range(len(tree) - 1, -1, -1):
-        for child in tree.children[index]:
-            sizes[index] += sizes[child]
-    return sizes
+def _take_identical(
+    u: int,
+    v: int,
+    size: int,
+    covered_1: bytearray,
+    covered_2: bytearray,
+    taken: list[_PairKey],
+    sizes_1: NDArray[np.int64],
+) -> int:
+    """Add the pairs (u + i, v + i) of two identical subtrees (preorder) that have no covered
+    vertex above them or at them to ``taken``; return how many.
+    """
+    if covered_1.find(1, u, u + size) < 0 and covered_2.find(1, v, v + size) < 0:
+        taken.extend(zip(range(u, u + size), range(v, v + size), strict=True))
+        return size
+    blocked = np.flatnonzero(
+        np.frombuffer(covered_1, dtype=np.uint8, count=size, offset=u)
+        | np.frombuffer(covered_2, dtype=np.uint8, count=size, offset=v)
+    )
+    # A covered vertex blocks its whole subtree: the offsets [i, i + size of i).
+    change = np.zeros(size + 1, dtype=np.int64)
+    np.add.at(change, blocked, 1)
+    np.add.at(change, blocked + sizes_1[u + blocked], -1)
+    free = np.flatnonzero(np.cumsum(change[:size]) == 0)
+    taken.extend(zip((free + u).tolist(), (free + v).tolist(), strict=True))
+    return len(free)
+
+
+def _seeds(
+    first: VertexTree, second: VertexTree, per_vertex: int
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """Compatible pairs: each vertex with the same-tag vertices nearest in document order.
+
+    Vertex u of page 1 sits at u * n2 / n1 on page 2; of two same-tag candidates at the same
+    distance the earlier one is taken first.
+    """
+    n1, n2 = len(first), len(second)
+    order, grouped, sort_keys = second.tag_groups
+    codes_1 = first.tag_codes
+    group_start = np.searchsorted(grouped, codes_1, "left")
+    group_end = np.searchsorted(grouped, codes_1, "right")
+    vertex = np.flatnonzero(group_end > group_start)
+    if not vertex.size:
+        return vertex, vertex
+    group_start, group_end = group_start[vertex], group_end[vertex]
+    target = vertex * n2 / n1
+    # The first candidate at or after the target: candidates are integers, so "before the target"
+    # is "before ceil(target)"; sort_keys are tag * (n2 + 1) + position, in (tag, position) order.
+    right = np.searchsorted(
+        sort_keys, codes_1[vertex] * (n2 + 1) + np.ceil(target).astype(np.int64), "left"
+    )
+    width = min(per_vertex, int((group_end - group_start).max()))
+    steps = np.arange(width)
+    # The `width` nearest candidates before the target (nearest first) and after it.
+    before = right[:, None] - 1 - steps
+    after = right[:, None] + steps
+    before_valid = before >= group_start[:, None]
+    after_valid = after < group_end[:, None]
+    before_vertex = order[np.maximum(before, 0)]
+    after_vertex = order[np.minimum(after, n2 - 1)]
+    before_distance = np.where(before_valid, target[:, None] - before_vertex, np.inf)
+    after_distance = np.where(after_valid, after_vertex - target[:, None], np.inf)
+    # Merging the two by distance, the earlier candidate first on a tie, the first `width` hold
+    # the i-th candidate before the target iff it is no farther than the (width-1-i)-th after it.
+    from_before = (before_distance <= after_distance[:, ::-1]).sum(axis=1)
+    enough = before_valid.sum(axis=1) + after_valid.sum(axis=1) >= width
+    take_before = before_valid & (~enough[:, None] | (steps < from_before[:, None]))
+    take_after = after_valid & (~enough[:, None] | (steps < (width - from_before)[:, None]))
+    rows = np.broadcast_to(vertex[:, None], before.shape)
+    return (
+        np.concatenate([rows[take_before], rows[take_after]]),
+        np.concatenate([before_vertex[take_before], after_vertex[take_after]]),
+    )
+
+
+def _attribute_gaps(first: VertexTree, second: VertexTree) -> NDArray[np.float64]:
+    """Return 1 - the Jaccard similarity of every pair of the two pages' attribute-name sets
+    (0.0 for two empty sets), indexed by their ids in ``VertexTree.attribute_sets``.
+    """
+    columns_1, matrix_1, sizes_1 = first.attribute_incidence
+    columns_2, matrix_2, sizes_2 = second.attribute_incidence
+    shared = columns_1.keys() & columns_2.keys()
+    common = (
+        matrix_1[:, [columns_1[name] for name in shared]]
+        @ matrix_2[:, [columns_2[name] for name in shared]].T
+    )
+    union = sizes_1[:, None] + sizes_2[None, :] - common
+    return np.where(union > 0, 1.0 - common / np.maximum(union, 1.0), 0.0)
+
+
+def _leaf_pair_weights(
+    first: VertexTree,
+    second: VertexTree,
+    u: NDArray[np.int64],
+    v: NDArray[np.int64],
+    attribute_gaps: NDArray[np.float64],
+    penalty: float,
+) -> NDArray[np.float64]:
+    """Return the weights of pairs with a leaf on either side (no matched children), vectorised.
+
+    Same arithmetic, in the same order, as ``_TemplateMatcher.shape``.
+    """
+    attribute_gap = attribute_gaps[first.attribute_sets[1][u], second.attribute_sets[1][v]]
+    count_u, count_v = first.child_counts[u], second.child_counts[v]
+    most = np.maximum(count_u, count_v)
+    count_gap = np.where(most > 0, np.abs(count_u - count_v) / np.maximum(most, 1), 0.0)
+    type_gap = np.where(most > 0, 1.0, 0.0)
+    return 1.0 - penalty * ((attribute_gap + count_gap + type_gap) / 3.0)
 
 
 def template_comparison(
@@ -197,8 +292,10 @@ def template_comparison(
 
     Templates grow from compatible vertex pairs (same tag) by pairing children along the longest
     common subsequence of their tags, iteratively; the template with the most uncovered vertex
-    pairs, then the least penalty, is taken first (a lazy priority queue re-scores a template
-    whose vertices were partly covered by an earlier one).
+    pairs, then the least penalty (then the first pair), is taken first. Templates of two or more
+    pairs come from a lazy priority queue that re-scores a template whose vertices were partly
+    covered by an earlier one; single pairs (a leaf on either side, or a template reduced to its
+    root) are all known in advance and taken last, by least penalty, in one sorted sweep.
     """
     if not 0.0 <= penalty <= 1.0:
         raise ConfigError(f"penalty must be in [0, 1], got {penalty!r}")
@@ -208,29 +305,86 @@ def template_comparison(
     total = len(first) + len(second)
     if not len(first) or not len(second):
         return LayoutMatch(_sigma(0.0, total), total, 0, 0)
-    matcher = _TemplateMatcher(first, second, penalty)
-    # Heap entries: (-size, penalty, u, v, exact); a bound (exact=False) is min(subtree sizes).
-    heap: list[tuple[int, float, int, int, bool]] = [
-        (-min(matcher.sizes_1[u], matcher.sizes_2[v]), 0.0, u, v, False)
-        for u, v in matcher.seeds(seed_candidates)
-    ]
-    heapq.heapify(heap)
+    seed_1, seed_2 = _seeds(first, second, seed_candidates)
+    inner = (first.child_counts[seed_1] > 0) & (second.child_counts[seed_2] > 0)
+    inner_1, inner_2 = seed_1[inner], seed_2[inner]
+    # Queue entries: (-size, loss, u, v, exact). Every seed starts with a bound: (-min(subtree
+    # sizes), 0.0, u, v, False), known in advance and so sorted once; entries with an exact size
+    # and loss go on a heap; the next entry is the smaller of the next bound and the heap's top.
+    negative_bounds = -np.minimum(first.subtree_sizes[inner_1], second.subtree_sizes[inner_2])
+    order = np.lexsort((inner_2, inner_1, negative_bounds))
+    bound_sizes: list[int] = negative_bounds[order].tolist()
+    bound_1: list[int] = inner_1[order].tolist()
+    bound_2: list[int] = inner_2[order].tolist()
+    bounds_left, position = len(bound_sizes), 0
+    heap: list[tuple[int, float, int, int, bool]] = []
+    attribute_gaps = _attribute_gaps(first, second)
+    matcher = _TemplateMatcher(first, second, attribute_gaps, penalty)
     covered_1, covered_2 = bytearray(len(first)), bytearray(len(second))
     left_1, left_2 = len(first), len(second)
     weight_sum, matched, templates = 0.0, 0, 0
-    while heap and left_1 and left_2:
-        negative_size, loss, u, v, exact = heapq.heappop(heap)
-        if covered_1[u] or covered_2[v]:
-            continue
+    single_1: list[int] = []
+    single_2: list[int] = []
+    single_weights: list[float] = []
+    while left_1 and left_2:
+        while position < bounds_left and (
+            covered_1[bound_1[position]] or covered_2[bound_2[position]]
+        ):
+            position += 1
+        next_bound = (
+            (bound_sizes[position], 0.0, bound_1[position], bound_2[position], False)
+            if position < bounds_left
+            else None
+        )
+        if next_bound is not None and (not heap or next_bound < heap[0]):
+            negative_size, loss, u, v, exact = next_bound
+            position += 1
+        elif heap:
+            negative_size, loss, u, v, exact = heapq.heappop(heap)
+            if covered_1[u] or covered_2[v]:
+                continue
+        else:
+            break
         size, weight, taken = matcher.fit(u, v, covered_1, covered_2)
-        if not exact or size != -negative_size or size - weight != loss:
-            heapq.heappush(heap, (-size, size - weight, u, v, True))
+        if size == 1:  # reduced to its root: a single pair, taken in the sweep below
+            single_1.append(u)
+            single_2.append(v)
+            single_weights.append(weight)
             continue
-        for a, b, _pair_weight in taken:
+        if not (exact and size == -negative_size and size - weight == loss):
+            entry = (-size, size - weight, u, v, True)
+            if (heap and entry > heap[0]) or (
+                position < bounds_left
+                and entry > (bound_sizes[position], 0.0, bound_1[position], bound_2[position])
+            ):  # another template may be larger now: look again later
+                heapq.heappush(heap, entry)
+                continue
+        for a, b in taken:
             covered_1[a] = covered_2[b] = 1
         left_1 -= size
         left_2 -= size
         weight_sum += weight
         matched += size
+        templates += 1
+    leaves = ~inner
+    leaf_weights = _leaf_pair_weights(
+        first, second, seed_1[leaves], seed_2[leaves], attribute_gaps, penalty
+    )
+    pair_1 = np.concatenate([seed_1[leaves], np.array(single_1, dtype=np.int64)])
+    pair_2 = np.concatenate([seed_2[leaves], np.array(single_2, dtype=np.int64)])
+    weights = np.concatenate([leaf_weights, np.array(single_weights, dtype=np.float64)])
+    uncovered = (np.frombuffer(covered_1, dtype=np.uint8)[pair_1] == 0) & (
+        np.frombuffer(covered_2, dtype=np.uint8)[pair_2] == 0
+    )
+    pair_1, pair_2, weights = pair_1[uncovered], pair_2[uncovered], weights[uncovered]
+    order = np.lexsort((pair_2, pair_1, 1.0 - weights))
+    for u, v, weight in zip(
+        pair_1[order].tolist(), pair_2[order].tolist(), weights[order].tolist(), strict=True
+    ):
+        if covered_1[u] or covered_2[v]:
+            continue
+        covered_1[u] = covered_2[v] = 1
+        weight_sum += weight
+        matched += 1
         templates += 1
     return LayoutMatch(_sigma(weight_sum, total), total, matched, templates)

@@ -1,0 +1,123 @@
+"""The fast template comparison returns exactly what the seed's slow implementation returns."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+import tarfile
+from pathlib import Path
+
+import lxml.etree
+import pytest
+import template_reference as reference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from websim_crawler.core.similarity import layout, parse_document, template_comparison
+from websim_crawler.core.similarity.documents import ParsedDocument
+
+TESTS = Path(__file__).resolve().parent
+BOOKS_AND_SITES = TESTS.parents[0] / ".." / "shared" / "datasets" / "books-and-sites"
+# Few tags and attributes, so that templates tie on size and penalty and the order matters.
+TAGS = ("div", "span", "p", "a", "ul", "li", "script")
+ATTRIBUTES = ("class", "id", "href")
+
+
+@st.composite
+def trees(draw: st.DrawFn, max_vertices: int = 40) -> lxml.etree._Element:
+    """A random element tree: each new element goes under a randomly drawn earlier one."""
+    root = lxml.etree.Element("html")
+    elements = [lxml.etree.SubElement(root, "body")]
+    for _ in range(draw(st.integers(0, max_vertices))):
+        parent = elements[draw(st.integers(0, len(elements) - 1))]
+        child = lxml.etree.SubElement(parent, draw(st.sampled_from(TAGS)))
+        for name in sorted(draw(st.sets(st.sampled_from(ATTRIBUTES), max_size=2))):
+            child.set(name, "x")
+        elements.append(child)
+    return root
+
+
+@st.composite
+def edited(draw: st.DrawFn, tree: lxml.etree._Element) -> lxml.etree._Element:
+    """A copy of a tree with a few random edits: subtrees removed, elements added or renamed."""
+    result = copy.deepcopy(tree)
+    for _ in range(draw(st.integers(0, 4))):
+        elements = list(result.iter())[1:]
+        if not elements:
+            break
+        element = elements[draw(st.integers(0, len(elements) - 1))]
+        edit = draw(st.sampled_from(("remove", "add", "rename", "attribute")))
+        parent = element.getparent()
+        if edit == "remove" and parent is not None and parent is not result:
+            parent.remove(element)
+        elif edit == "add":
+            element.insert(draw(st.integers(0, len(element))), lxml.etree.Element("div"))
+        elif edit == "rename":
+            element.tag = draw(st.sampled_from(TAGS[:-1]))
+        else:
+            element.set(draw(st.sampled_from(ATTRIBUTES)), "y")
+    return result
+
+
+@st.composite
+def tree_pairs(draw: st.DrawFn) -> tuple[lxml.etree._Element, lxml.etree._Element]:
+    """Two unrelated random trees, or a random tree and an edited copy of it."""
+    first = draw(trees())
+    if draw(st.booleans()):
+        return first, draw(trees())
+    return first, draw(edited(first))
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pair=tree_pairs(),
+    penalty=st.sampled_from((0.0, 0.5, 1.0)) | st.floats(0.0, 1.0),
+    seed_candidates=st.integers(1, 6),
+    identical_min_size=st.sampled_from((2, 8)),
+)
+def test_template_comparison_equals_the_reference_on_random_trees(
+    pair: tuple[lxml.etree._Element, lxml.etree._Element],
+    penalty: float,
+    seed_candidates: int,
+    identical_min_size: int,
+) -> None:
+    first, second = (parse_document(tree) for tree in pair)
+    options = {"penalty": penalty, "seed_candidates": seed_candidates}
+    # A small threshold sends most identical subtrees, partly covered ones too, the fast way.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layout, "_IDENTICAL_MIN_SIZE", identical_min_size)
+        for one, other in ((first, second), (second, first)):
+            expected = reference.template_comparison(one, other, **options)
+            assert template_comparison(one, other, **options) == expected
+
+
+def _assert_same_on_all_pairs(documents: list[ParsedDocument]) -> int:
+    compared = 0
+    for first, second in itertools.product(documents, repeat=2):
+        assert template_comparison(first, second) == reference.template_comparison(first, second)
+        compared += 1
+    return compared
+
+
+def test_template_comparison_equals_the_reference_on_the_test_sites() -> None:
+    paths = sorted((TESTS / "site").glob("*.html")) + sorted((TESTS / "pages_site").glob("*.html"))
+    documents = [parse_document(path.read_bytes()) for path in paths]
+    assert len(documents) >= 12
+    assert _assert_same_on_all_pairs(documents) == len(documents) ** 2
+
+
+def test_template_comparison_equals_the_reference_on_real_pages() -> None:
+    if not BOOKS_AND_SITES.is_dir():
+        pytest.skip(f"books-and-sites not found at {BOOKS_AND_SITES}")
+    documents = []
+    for archive_name, names in (
+        ("sites.tar.gz", ("1.html", "2.html", "3.html", "5.html", "8.html")),
+        ("bookfiles.tar.gz", ("1.html", "2.html", "3.html")),
+    ):
+        with tarfile.open(BOOKS_AND_SITES / archive_name) as archive:
+            for name in names:
+                member = archive.extractfile(name)
+                assert member is not None
+                documents.append(parse_document(member.read()))
+    # Home pages of different sites and product pages of one site: small and large templates.
+    assert _assert_same_on_all_pairs(documents) == 64
