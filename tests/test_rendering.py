@@ -350,8 +350,8 @@ def test_compare_render_confines_saved_files_and_ends_on_busy_pages(tmp_path: Pa
     assert internal.connections == 0
     layout = subprocess.run(
         [sys.executable, "-c", "import sys; from websim_crawler.cli.compare import render_pages;"
-         "from websim_crawler.browser.params import RenderParams;"
-         "(html, png), = render_pages([sys.argv[1]], RenderParams())[0];"
+         "from websim_crawler.config import WebsimConfig;"
+         "(html, png), = render_pages([sys.argv[1]], WebsimConfig())[0];"
          "print(html.count('data-websim-box'), 'root:x:0' in html)", str(page)],
         capture_output=True, text=True, timeout=200,
     )  # fmt: skip
