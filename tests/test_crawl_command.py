@@ -53,6 +53,13 @@ def test_crawl_failure_reads_the_finish_reason_and_stats(
     assert crawl_failure(stats) == failure
 
 
+def test_an_idle_worker_on_a_shared_frontier_did_not_fail() -> None:
+    idle = {"finish_reason": "finished"}
+    assert crawl_failure(idle, shared_frontier=True) is None
+    failing = {"finish_reason": "finished", "websim/pages/failed/timeout": 1}
+    assert crawl_failure(failing, shared_frontier=True) == "every page failed (failed timeout: 1)"
+
+
 @pytest.fixture(scope="module")
 def static_site() -> Iterator[str]:
     server, url = serve_directory(SITE)
