@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 
 import pytest
-from scrapy.settings import Settings
+from scrapy import Spider
+from scrapy.crawler import Crawler
 from scrapy.utils.project import get_project_settings
 
-from websim_crawler.render_params import RenderParams
-from websim_crawler.spiders._render import SAFE_CONTEXT, enable_rendering, outside_the_web
+from websim_crawler.browser.page import is_web_url
+from websim_crawler.browser.params import RenderParams
+from websim_crawler.browser.session import CONTEXT_OPTIONS
+from websim_crawler.spiders._render import enable_rendering
 
 
 def test_crawl_defaults_are_polite_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -23,11 +26,6 @@ def test_crawl_defaults_are_polite_and_bounded(monkeypatch: pytest.MonkeyPatch) 
     assert 0 < settings.getint("DOWNLOAD_TIMEOUT") <= 60
     assert settings.getint("REDIRECT_MAX_TIMES") <= 20
     assert settings.getint("CLOSESPIDER_PAGECOUNT") > 0
-
-
-class FakeRequest:
-    def __init__(self, url: str) -> None:
-        self.url = url
 
 
 @pytest.mark.parametrize(
@@ -45,18 +43,26 @@ class FakeRequest:
     ],
 )
 def test_rendered_pages_may_request_only_web_schemes(url: str, aborted: bool) -> None:
-    assert outside_the_web(FakeRequest(url)) is aborted
+    assert is_web_url(url) is not aborted
 
 
 @pytest.mark.skipif(
     not os.access(RenderParams().chromium_path, os.X_OK), reason="chromium is not installed"
 )
 def test_rendering_allows_no_downloads_permissions_or_endless_loads() -> None:
-    settings = Settings()
-    enable_rendering(settings, RenderParams(render_timeout=12.0))
+    crawler = Crawler(Spider, {"DOWNLOAD_MAXSIZE": 1000})
+    rendering = enable_rendering(crawler, "site", RenderParams(timeout=12.0, max_pages_open=3))
+    settings = crawler.settings
     context = settings.getdict("PLAYWRIGHT_CONTEXTS")["default"]
-    assert context == SAFE_CONTEXT
+    assert context == CONTEXT_OPTIONS
     assert context["accept_downloads"] is False and context["permissions"] == []
+    assert context["service_workers"] == "block"
     assert settings["PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT"] == 12_000
-    assert settings["PLAYWRIGHT_ABORT_REQUEST"] == "websim_crawler.spiders._render.outside_the_web"
-    assert settings.getdict("PLAYWRIGHT_LAUNCH_OPTIONS")["headless"] is True
+    assert settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 3
+    assert settings.getint("PLAYWRIGHT_MAX_CONTEXTS") == 1
+    assert rendering.max_bytes == 1000  # DOWNLOAD_MAXSIZE holds for rendered pages
+    rendering.proxy_url = "http://127.0.0.1:9"
+    options = rendering.launch_options()
+    assert options["headless"] is True
+    assert "--proxy-server=http://127.0.0.1:9" in options["args"]
+    assert "--proxy-bypass-list=<-loopback>" in options["args"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlsplit
@@ -54,8 +54,26 @@ def collect_start(spider: scrapy.Spider) -> list[Any]:
     raise AssertionError("start() awaited something")
 
 
-def split(output: Iterable[Any]) -> tuple[list[PageItem], list[scrapy.Request]]:
-    produced = list(output)
+def drain(output: Iterable[Any] | AsyncIterator[Any]) -> list[Any]:
+    """List a callback's output; an async generator (deepweb's results) must await nothing."""
+    if not isinstance(output, AsyncIterator):
+        return list(output)
+
+    async def collect() -> list[Any]:
+        return [value async for value in output]
+
+    coroutine = collect()
+    try:
+        coroutine.send(None)
+    except StopIteration as done:
+        return list(done.value)
+    raise AssertionError("the callback awaited something")
+
+
+def split(
+    output: Iterable[Any] | AsyncIterator[Any],
+) -> tuple[list[PageItem], list[scrapy.Request]]:
+    produced = drain(output)
     items = [value for value in produced if isinstance(value, PageItem)]
     requests = [value for value in produced if isinstance(value, scrapy.Request)]
     assert len(items) + len(requests) == len(produced)

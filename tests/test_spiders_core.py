@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import (
     absolute_url,
@@ -19,7 +20,6 @@ from websim_crawler.core.crawling import (
 from websim_crawler.core.forms import find_search_form, rank_search_forms
 from websim_crawler.core.html import parse_html
 from websim_crawler.errors import ConfigError
-from websim_crawler.render_params import RenderParams
 
 SITE = Path(__file__).resolve().parent / "site"
 BASE = "http://shop.example.org/"
@@ -227,9 +227,9 @@ def test_crawl_params_come_from_settings_and_are_checked() -> None:
         {"WEBSIM_MAX_RESULT_PAGES": "3", "WEBSIM_RENDER_SCREENSHOT": "yes"}
     )
     assert config.crawl.max_result_pages == 3
-    assert config.render.render_screenshot is True
+    assert config.render.screenshot is True
     assert config.render.chromium_path == "/usr/bin/chromium"
     with pytest.raises(ConfigError, match="WEBSIM_MAX_RESULT_PAGES"):
         WebsimConfig.from_settings({"WEBSIM_MAX_RESULT_PAGES": "0"})
     with pytest.raises(ConfigError, match="WEBSIM_RENDER_TIMEOUT"):
-        RenderParams(render_timeout=0.0)
+        RenderParams(timeout=0.0)

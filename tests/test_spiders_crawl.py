@@ -159,7 +159,7 @@ def test_missing_chromium_fails_loudly_with_the_fix(tmp_path: Path) -> None:
         "-a", "queries=tea", "-a", "render=1", "-s", "WEBSIM_CHROMIUM_PATH=/nonexistent/chromium",
     )  # fmt: skip
     assert finished.returncode != 0
-    assert "BrowserMissingError: render=1 needs Chromium" in finished.stderr
+    assert "BrowserMissingError: rendering needs Chromium" in finished.stderr
     assert "apt-get install chromium" in finished.stderr
     assert "WEBSIM_CHROMIUM_PATH" in finished.stderr
     assert "Traceback" not in finished.stderr

@@ -10,6 +10,7 @@ from websim_crawler.errors import MissingExtraError
 _EXTRA_OF_MODULE = {
     "scrapy_playwright": "render",
     "playwright": "render",
+    "psutil": "render",
     "scrapy_redis": "distributed",
     "redis": "distributed",
     "dask": "distributed",

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from websim_crawler.browser.params import RenderParams
 from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
@@ -31,7 +32,6 @@ from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import ConfigError
 from websim_crawler.pool import PoolParams
 from websim_crawler.reliability_params import ReliabilityParams
-from websim_crawler.render_params import RenderParams
 
 logger = logging.getLogger(__name__)
 

@@ -1,23 +1,25 @@
 """``websim compare A B``: the four-stage similarity of two pages (URLs or saved files).
 
 Without ``--render`` the HTML is read from the files or fetched with a plain GET; screenshots can
-be given as PNG files (``--screenshot-a``/``--screenshot-b``). With ``--render`` Chromium (the
-``WEBSIM_CHROMIUM_PATH``, through Playwright) loads both pages and takes full-page screenshots.
+be given as PNG files (``--screenshot-a``/``--screenshot-b``). With ``--render`` the browser module
+loads both pages in Chromium (``WEBSIM_CHROMIUM_PATH``, through Playwright), confined, settled and
+bounded as in a ``render=1`` crawl, records their layout boxes and takes clipped screenshots.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import base64
 import html
 import json
-import os
 import sys
+from collections import Counter
 from typing import Any
 
-from websim_crawler._imports import require
+from websim_crawler.browser.session import Document, render_documents
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
-from websim_crawler.cli._sources import location_url, read_page
+from websim_crawler.cli._sources import is_url, location_url, read_page
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text, check_output_path
 from websim_crawler.core.similarity.compare import (
@@ -25,9 +27,7 @@ from websim_crawler.core.similarity.compare import (
     compare_pages,
     page_features,
 )
-from websim_crawler.errors import BrowserMissingError, InputFormatError, PageError
-
-_BROWSER_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio")
+from websim_crawler.errors import InputFormatError, PageError
 
 
 def register(subparsers: Any) -> None:
@@ -59,46 +59,20 @@ def read_input(location: str, config: WebsimConfig) -> bytes:
 
 
 def render_pages(
-    locations: list[str], chromium_path: str, *, block_remote: bool = False, timeout: float = 30
-) -> list[tuple[str, bytes]]:
-    """Load each URL or file in Chromium; return its rendered HTML and full-page PNG.
+    locations: list[str], config: WebsimConfig
+) -> tuple[list[tuple[str, bytes]], Counter[str]]:
+    """Render each URL or saved file with the browser module; return HTML and PNG per page.
 
-    ``block_remote`` aborts every request that is not a local file or loopback address (saved
-    pages that refer to sites which cannot be reached here).
+    The same guard, settle wait, layout boxes and bounded screenshot as a ``render=1`` crawl; a
+    saved file is served on a synthetic http origin, never from a ``file:`` URL.
     """
-    if not (os.path.isfile(chromium_path) and os.access(chromium_path, os.X_OK)):
-        raise BrowserMissingError(
-            f"--render needs Chromium, but {chromium_path!r} is not there: install it "
-            "(Debian: apt-get install chromium) or pass -s WEBSIM_CHROMIUM_PATH=/path/to/chromium"
-        )
-    sync_api = require("playwright.sync_api")
-    results: list[tuple[str, bytes]] = []
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=chromium_path, headless=True, args=list(_BROWSER_ARGS)
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            if block_remote:
-                page.route("**/*", _local_only)
-            for location in locations:
-                url = location_url(location)
-                try:
-                    page.goto(url, wait_until="load", timeout=timeout * 1000)
-                except sync_api.Error as exc:
-                    raise InputFormatError(f"cannot render {location}: {exc}") from exc
-                results.append((page.content(), page.screenshot(full_page=True, type="png")))
-        finally:
-            browser.close()
-    return results
-
-
-def _local_only(route: Any) -> None:
-    url = route.request.url
-    if url.startswith(("file:", "data:", "http://127.0.0.1", "http://localhost")):
-        route.continue_()
-    else:
-        route.abort()
+    documents = [
+        Document(location) if is_url(location) else Document(location, read_input(location, config))
+        for location in locations
+    ]
+    limit = config.analysis.max_page_bytes
+    rendered, counters = asyncio.run(render_documents(documents, config.render, max_bytes=limit))
+    return [(page.html, page.screenshot or b"") for page in rendered], counters
 
 
 def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None, ...]) -> str:
@@ -142,7 +116,9 @@ def run(args: argparse.Namespace) -> int:
     params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     locations = [args.page_a, args.page_b]
     if args.render:
-        rendered = render_pages(locations, config.render.chromium_path)
+        rendered, counters = render_pages(locations, config)
+        for key, value in sorted(counters.items()):
+            print(f"websim compare: {key}: {value}", file=sys.stderr)
         pages: list[str | bytes] = [page for page, _png in rendered]
         screenshots: list[bytes | None] = [png for _page, png in rendered]
     else:

@@ -54,6 +54,12 @@ def register(subparsers: Any) -> None:
     add_setting_flags(parser, "demo")
     add_settings_option(parser, "WEBSIM_CLUSTERS_N=5 (passed on to the crawl)")
     parser.add_argument(
+        "--render",
+        action="store_true",
+        help="crawl the site's JavaScript search (/js/) with render=1: results that scripts add "
+        "late and one by one, a script 'Next' button",
+    )
+    parser.add_argument(
         "--serve",
         action="store_true",
         help="only serve the demo site (print its address) until interrupted, to crawl it by hand",
@@ -73,10 +79,13 @@ def run(args: argparse.Namespace) -> int:
             print(f"demo site at {site.url} (Ctrl-C stops it)", flush=True)
             while True:
                 time.sleep(3600)
-        return crawl_demo(site.url, Path(args.output), settings)
+        start_url = site.url + "js/" if args.render else site.url
+        return crawl_demo(start_url, Path(args.output), settings, render=args.render)
 
 
-def crawl_demo(start_url: str, output: Path, settings: dict[str, object]) -> int:
+def crawl_demo(
+    start_url: str, output: Path, settings: dict[str, object], *, render: bool = False
+) -> int:
     """Crawl ``start_url`` with deepweb into ``output`` and print a summary of the clusters."""
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)
@@ -109,9 +118,14 @@ def crawl_demo(start_url: str, output: Path, settings: dict[str, object]) -> int
         f"LOG_FILE={log}",
         "-s",
         "LOG_LEVEL=INFO",
+        "-a",
+        f"render={int(render)}",
     ]
     print(f"demo site at {start_url}", flush=True)
-    print(f"crawling it: scrapy crawl deepweb -a queries={','.join(DEMO_QUERIES)} -a follow=1")
+    print(
+        f"crawling it: scrapy crawl deepweb -a queries={','.join(DEMO_QUERIES)} -a follow=1"
+        + (" -a render=1" if render else "")
+    )
     environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
     started = time.monotonic()
     try:

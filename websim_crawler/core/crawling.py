@@ -109,6 +109,49 @@ def looks_like_page(url: str) -> bool:
     return last_segment.rsplit(".", 1)[-1].lower() not in _NOT_PAGE_EXTENSIONS
 
 
+@dataclass(frozen=True)
+class NextPage:
+    """How to reach the result page after this one.
+
+    ``how`` is ``link`` (a next link's ``url``), ``parameter`` (the URL's page parameter moved
+    on), ``script`` (a control that only a script follows: click ``control``, an XPath, in the
+    rendered page) or ``postback`` (an ASP.NET ``__doPostBack`` control: click it when rendering,
+    else submit form ``form_number`` with ``__EVENTTARGET``/``__EVENTARGUMENT``).
+    """
+
+    how: str
+    url: str | None = None
+    control: str | None = None
+    event_target: str = ""
+    event_argument: str = ""
+    form_number: int = 0
+
+
+def next_page(
+    root: etree._Element, url: str, page_number: int, *, results_on_page: int = 0
+) -> NextPage | None:
+    """Find the way to the result page after ``page_number`` (1-based), or ``None``.
+
+    Evidence, strongest first: a next link (see :func:`next_page_url`); a "next" control that is
+    a script (``javascript:`` link, ``onclick``, button, ``__doPostBack``) with the same labels;
+    and, when the page had results and links to no other page of its list, the URL's own page
+    parameter (``page=``, ``p=``) or offset (``start=``) moved on by one page.
+    """
+    link = _best_next_link(root, url, page_number)
+    if link is not None:
+        return NextPage("link", url=link)
+    control, pager_says_last = _best_script_control(root, page_number)
+    if control is not None:
+        return control
+    if pager_says_last:  # its "next" control is hidden or disabled: this is the last page
+        return None
+    if results_on_page > 0 and not _links_to_own_list(root, url):
+        advanced = advance_page_parameter(url, results_on_page)
+        if advanced is not None:
+            return NextPage("parameter", url=advanced)
+    return None
+
+
 def next_page_url(
     root: etree._Element, url: str, page_number: int, *, results_on_page: int = 0
 ) -> str | None:
@@ -119,6 +162,11 @@ def next_page_url(
     page had results and links to no other page of its list, the URL's own page parameter
     (``page=``, ``p=``) or offset (``start=``) moved on by one page.
     """
+    found = next_page(root, url, page_number, results_on_page=results_on_page)
+    return found.url if found is not None else None
+
+
+def _best_next_link(root: etree._Element, url: str, page_number: int) -> str | None:
     best: tuple[float, str] | None = None
     for score, href in _next_page_candidates(root, page_number):
         candidate = absolute_url(href, url)
@@ -126,11 +174,68 @@ def next_page_url(
             continue
         if best is None or score > best[0]:
             best = (score, candidate)
-    if best is not None:
-        return best[1]
-    if results_on_page > 0 and not _links_to_own_list(root, url):
-        return advance_page_parameter(url, results_on_page)
-    return None
+    return best[1] if best is not None else None
+
+
+_POSTBACK = re.compile(
+    r"""(?:__doPostBack\(|WebForm_PostBackOptions\()\s*(['"])(?P<target>[^'"]*)\1"""
+    r"""\s*,\s*(['"])(?P<argument>[^'"]*)\3"""
+)
+_SCRIPT_CONTROLS = (
+    "//a[not(@href) or starts-with(normalize-space(translate(@href, 'JAVASCRIPT', "
+    "'javascript')), 'javascript:') or normalize-space(@href) = '#' or @onclick]"
+    " | //button | //input[@type = 'button' or @type = 'submit' or @type = 'image']"
+    " | //*[@onclick][not(self::a)]"
+)
+
+
+def _best_script_control(root: etree._Element, page_number: int) -> tuple[NextPage | None, bool]:
+    """Return the strongest shown script "next" control of a page (a click or a postback), and
+    whether a hidden or disabled one was seen."""
+    best: tuple[float, etree._Element] | None = None
+    rendered = root.get("data-websim-page") is not None  # boxes mark the displayed elements
+    hidden_next = False
+    for element in root.xpath(_SCRIPT_CONTROLS):
+        hidden = element.get("hidden") is not None or element.get("disabled") is not None
+        if hidden or (rendered and element.get("data-websim-box") is None):
+            hidden_next = hidden_next or _next_label_score(element, page_number) >= 6.0
+            continue
+        plain_submit = (element.get("type") or "").lower() == "submit" and not element.get(
+            "onclick"
+        )
+        if element.tag == "input" and plain_submit:
+            continue  # a plain submit button belongs to a form such as the search box
+        score = _next_label_score(element, page_number)
+        if score and (best is None or score > best[0]):
+            best = (score, element)
+    if best is None:
+        return None, hidden_next
+    element = best[1]
+    control = element.getroottree().getpath(element)
+    script = " ".join((element.get("href") or "", element.get("onclick") or ""))
+    postback = _POSTBACK.search(script)
+    if postback is None:
+        return NextPage("script", control=control), False
+    found = NextPage(
+        "postback",
+        control=control,
+        event_target=postback.group("target"),
+        event_argument=postback.group("argument"),
+        form_number=_postback_form_number(root, element),
+    )
+    return found, False
+
+
+def _postback_form_number(root: etree._Element, control: etree._Element) -> int:
+    """Return the index of the form a postback submits: the one holding ``__EVENTTARGET``,
+    else the one around the control, else the first."""
+    forms = root.xpath("//form")
+    for number, form in enumerate(forms):
+        if form.xpath(".//input[@name='__EVENTTARGET']"):
+            return number
+    for ancestor in control.iterancestors("form"):
+        return forms.index(ancestor)
+    return 0
 
 
 def _links_to_own_list(root: etree._Element, url: str) -> bool:
@@ -162,20 +267,28 @@ def _next_page_candidates(root: etree._Element, page_number: int) -> Iterable[tu
         href = str(link.get("href"))
         if "next" in (link.get("rel") or "").lower().split():
             yield 10.0, href
-            continue
-        if link.tag != "a":
-            continue
-        label = " ".join(" ".join(link.itertext()).split()).lower()
-        described = " ".join((link.get("title") or "", link.get("aria-label") or "")).lower()
-        words = _WORD_EDGES.sub("", label)
-        if words in _NEXT_WORDS or _WORD_EDGES.sub("", described) in _NEXT_WORDS:
-            yield 8.0, href
-        elif "next" in (link.get("class") or "").lower():
-            yield 6.0, href
-        elif label in _NEXT_ARROWS:
-            yield _NEXT_ARROWS[label], href
-        elif label == str(page_number + 1):
-            yield 3.0, href
+        elif link.tag == "a":
+            score = _next_label_score(link, page_number)
+            if score:
+                yield score, href
+
+
+def _next_label_score(element: etree._Element, page_number: int) -> float:
+    """Score how plainly an element says "next page": its label, title, class or number."""
+    label = " ".join(" ".join(element.itertext()).split()).lower() or (
+        (element.get("value") or "").strip().lower() if element.tag == "input" else ""
+    )
+    described = " ".join((element.get("title") or "", element.get("aria-label") or "")).lower()
+    words = _WORD_EDGES.sub("", label)
+    if words in _NEXT_WORDS or _WORD_EDGES.sub("", described) in _NEXT_WORDS:
+        return 8.0
+    if "next" in (element.get("class") or "").lower():
+        return 6.0
+    if label in _NEXT_ARROWS:
+        return _NEXT_ARROWS[label]
+    if label == str(page_number + 1):
+        return 3.0
+    return 0.0
 
 
 def advance_page_parameter(url: str, results_on_page: int) -> str | None:

@@ -2,7 +2,9 @@
 
 It has what real query-result sites have: a GET search form on the home page (next to a login
 form and a newsletter form), a POST advanced-search form, paginated result pages, record pages
-on five topics, and boilerplate around all of them (navigation, sidebars, ads, footer).
+on five topics, and boilerplate around all of them (navigation, sidebars, ads, footer). Under
+``/js/`` the same archive has a JavaScript search whose results scripts add late, one by one
+(:mod:`websim_crawler.demo.scripted`), for rendered crawls.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import logging
 import math
 import re
 import threading
+import time
 from dataclasses import dataclass
 from functools import cached_property
 from html import escape
@@ -19,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.resources import files
 from typing import Any
 from urllib.parse import parse_qs, quote_plus, urlencode, urlsplit
+
+from websim_crawler.demo import scripted
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +89,9 @@ class Archive:
         return self.records[number - 1] if 1 <= number <= len(self.records) else None
 
 
-def _page(title: str, main: str, *, sidebar: str = "", query: str = "") -> str:
+def _page(
+    title: str, main: str, *, sidebar: str = "", query: str = "", search: str = "/search"
+) -> str:
     """Wrap a page's main content in the site template (header, navigation, ads, footer)."""
     return f"""<!DOCTYPE html>
 <html lang="en">
@@ -108,7 +115,7 @@ main {{ flex: 3; }} aside {{ flex: 1; font-size: 90%; }}
   <nav><a href="/">Home</a> | <a href="/topics">Topics</a> |
     <a href="/advanced">Advanced search</a> | <a href="/about">About</a> |
     <a href="/contact">Contact</a></nav>
-  <form class="quick-search" action="/search" method="get" role="search">
+  <form class="quick-search" action="{search}" method="get" role="search">
     <input type="search" name="q" value="{escape(query)}" placeholder="Search the archive">
     <button type="submit">Search</button>
   </form>
@@ -290,13 +297,23 @@ def make_handler(archive: Archive) -> type[BaseHTTPRequestHandler]:
             body = self.rfile.read(length).decode("utf-8", "replace")
             fields = {key: values[-1] for key, values in parse_qs(body).items()}
             path = urlsplit(self.path).path
-            if path == "/advanced":
+            if path == "/js/patterns/postback":
+                self.send_page(
+                    200, _page("Postback results", scripted.postback_results(archive, fields))
+                )
+            elif path == "/advanced":
                 self.answer("/search", {"q": fields.get("terms", ""), **fields})
             else:
                 self.send_page(200, text_page("Thank you", "Your message was received."))
 
         def answer(self, path: str, parameters: dict[str, str]) -> None:
-            if path == "/robots.txt":
+            scripted_answer = scripted.answer(archive, _page, path, parameters)
+            if scripted_answer is not None:
+                time.sleep(scripted_answer.delay)
+                self.send_page(
+                    scripted_answer.status, scripted_answer.body, scripted_answer.content_type
+                )
+            elif path == "/robots.txt":
                 self.send_page(200, ROBOTS_TXT, "text/plain")
             elif path == "/":
                 self.send_page(200, home_page(archive))

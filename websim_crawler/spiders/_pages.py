@@ -10,6 +10,8 @@ from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
+from websim_crawler.browser.page import REFUSED_META
+from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import opened_tags, outgoing_links, page_title
@@ -19,9 +21,13 @@ from websim_crawler.decoding import CONFIDENCE_META
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
-from websim_crawler.render_params import RenderParams
 from websim_crawler.spiders._args import parse_flag, report_errors_plainly
-from websim_crawler.spiders._render import enable_rendering, render_meta, rendered_screenshot
+from websim_crawler.spiders._render import (
+    close_kept_page,
+    enable_rendering,
+    render_meta,
+    rendered_screenshot,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -50,9 +56,9 @@ class WebsimSpider(scrapy.Spider):
         spider.render_params = config.render
         spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
-        if spider.render:
-            enable_rendering(crawler.settings, spider.render_params)
         spider.configure()
+        if spider.render:
+            enable_rendering(crawler, spider.name, spider.render_params)
         return spider
 
     def configure(self) -> None:
@@ -70,11 +76,17 @@ class WebsimSpider(scrapy.Spider):
             url, callback=callback, errback=self.count_failure, meta=self.request_meta(meta)
         )
 
-    def request_meta(self, meta: dict[str, Any] | None = None) -> dict[str, Any]:
-        """Return ``meta`` plus the rendering meta when ``render=1``."""
+    def request_meta(
+        self, meta: dict[str, Any] | None = None, *, keep_page: bool = False
+    ) -> dict[str, Any]:
+        """Return ``meta`` plus the rendering meta when ``render=1``.
+
+        ``keep_page`` hands the rendered page to the callback, which must close it (result pages
+        whose "next" control is a script are followed by clicking in that page).
+        """
         combined = dict(meta or {})
         if self.render:
-            combined.update(render_meta(self.render_params))
+            combined.update(render_meta(self.name, self.render_params, keep_page=keep_page))
         return combined
 
     def html_root(self, response: Response) -> Any:
@@ -134,7 +146,11 @@ class WebsimSpider(scrapy.Spider):
         """Errback: count and log a page that could not be fetched."""
         request = getattr(failure, "request", None)
         url = request.url if request is not None else "?"
-        self.count(f"websim/pages/failed/{failure_reason(failure)}")
+        close_kept_page(request)
+        refused = getattr(failure.value, "stat", None) or (
+            request.meta.get(REFUSED_META) if request is not None else None
+        )
+        self.count(refused or f"websim/pages/failed/{failure_reason(failure)}")
         logger.warning("%s: could not fetch %s: %s", self.name, url, failure.getErrorMessage())
 
     def count(self, key: str) -> None:

@@ -1,158 +1,140 @@
-"""Rendering with scrapy-playwright and a system Chromium, recording each element's layout box.
+"""Rendering in the crawl: scrapy-playwright driven by the browser module.
 
-With ``render=1`` every request goes through Chromium; before the HTML is taken, a script writes
-each displayed element's bounding box (page coordinates, CSS pixels) into a
-``data-websim-box="x,y,w,h"`` attribute and the page size into ``data-websim-page="W,H"`` on
-``<html>``, so the page analysis reads real geometry. Elements without a layout box
-(``display: none``) get no attribute.
+With ``render=1`` every page request goes through Chromium. The browser is launched by a
+scrapy-playwright browser provider with :class:`~websim_crawler.browser.session.Rendering`'s
+options (every request through the confining proxy), each page gets its guard before it loads
+(``playwright_page_init_callback``), and one page method settles the page, records its layout
+boxes and takes the bounded screenshot before scrapy-playwright reads the HTML.
 """
 
 from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import logging
-import os
-import subprocess
 from typing import Any
 
-from scrapy.http import Response
-from scrapy.settings import Settings
+from scrapy.crawler import Crawler
+from scrapy.http import Request, Response
 
 from websim_crawler._imports import require
-from websim_crawler.errors import BrowserMissingError, WebsimError
-from websim_crawler.render_params import RenderParams
+from websim_crawler.browser.params import RenderParams
+from websim_crawler.browser.session import CONTEXT_OPTIONS, Rendering, check_chromium
 
 logger = logging.getLogger(__name__)
 
-LAYOUT_BOX_SCRIPT = """() => {
-  const skipped = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "META", "LINK", "TITLE"]);
-  const body = document.body;
-  const elements = body ? [body, ...body.querySelectorAll("*")] : [];
-  let boxed = 0;
-  for (const element of elements) {
-    if (skipped.has(element.tagName.toUpperCase()) || element.getClientRects().length === 0) {
-      continue;
-    }
-    const rect = element.getBoundingClientRect();
-    const box = [rect.left + window.scrollX, rect.top + window.scrollY, rect.width, rect.height];
-    element.setAttribute("data-websim-box", box.map(Math.round).join(","));
-    boxed += 1;
-  }
-  const root = document.documentElement;
-  const width = Math.max(root.scrollWidth, body ? body.scrollWidth : 0);
-  const height = Math.max(root.scrollHeight, body ? body.scrollHeight : 0);
-  root.setAttribute("data-websim-page", width + "," + height);
-  return boxed;
-}"""
+_RENDERINGS: dict[str, Rendering] = {}  # by spider name: the page callbacks find theirs here
+RENDERING_META = "websim_rendering"
+SCREENSHOT_META = "websim_screenshot"  # a page reached by a click carries its screenshot here
+_NO_SIZE_LIMIT = 1 << 40
 
 
-class RenderScriptTimeoutError(WebsimError):
-    """A rendered page's scripts did not let the layout capture run in time."""
-
-
-_CHROMIUM_ARGS = (
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-extensions",
-    "--no-first-run",
-    "--mute-audio",
-)
-
-
-def check_chromium(path: str) -> None:
-    """Make sure the Chromium at ``path`` runs; raise ``BrowserMissingError`` naming the fix."""
-    fix = (
-        "install it (Debian: apt-get install chromium) or point WEBSIM_CHROMIUM_PATH at a "
-        "Chromium executable (-s WEBSIM_CHROMIUM_PATH=/path/to/chromium)"
-    )
-    if not os.path.isfile(path) or not os.access(path, os.X_OK):
-        raise BrowserMissingError(f"render=1 needs Chromium, but {path!r} is not there: {fix}")
-    try:
-        subprocess.run(
-            [path, "--version"],
-            capture_output=True,
-            timeout=60,
-            check=True,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise BrowserMissingError(
-            f"render=1 needs Chromium, but {path!r} fails to run: {fix}"
-        ) from exc
-
-
-def enable_rendering(settings: Settings, params: RenderParams) -> None:
-    """Route downloads through scrapy-playwright with the configured Chromium (spider priority)."""
+def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -> Rendering:
+    """Route downloads through scrapy-playwright with the browser module (spider priority)."""
     require("scrapy_playwright")
     check_chromium(params.chromium_path)
+    settings = crawler.settings
+
+    def count(key: str) -> None:
+        if crawler.stats is not None:
+            crawler.stats.inc_value(key)
+
+    rendering = Rendering(
+        params, max_bytes=settings.getint("DOWNLOAD_MAXSIZE") or _NO_SIZE_LIMIT, count=count
+    )
+    _RENDERINGS[spider_name] = rendering
     handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
     settings.set("DOWNLOAD_HANDLERS", {"http": handler, "https": handler}, priority="spider")
     settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
-    settings.set(
-        "PLAYWRIGHT_LAUNCH_OPTIONS",
-        {"executable_path": params.chromium_path, "headless": True, "args": list(_CHROMIUM_ARGS)},
-        priority="spider",
-    )
-    settings.set(
-        "PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", params.render_timeout * 1000, priority="spider"
-    )
-    # Untrusted pages: no downloads, no permissions granted (prompts are refused), no service
-    # workers outliving the page, and no request by the page outside http(s), data: and blob:.
-    settings.set("PLAYWRIGHT_CONTEXTS", {"default": dict(SAFE_CONTEXT)}, priority="spider")
-    settings.set(
-        "PLAYWRIGHT_ABORT_REQUEST",
-        "websim_crawler.spiders._render.outside_the_web",
-        priority="spider",
-    )
+    settings.set("PLAYWRIGHT_BROWSER_PROVIDER", _provider_for(rendering), priority="spider")
+    settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", params.timeout * 1000, priority="spider")
+    settings.set("PLAYWRIGHT_CONTEXTS", {"default": dict(CONTEXT_OPTIONS)}, priority="spider")
+    settings.set("PLAYWRIGHT_MAX_CONTEXTS", 1, priority="spider")
+    settings.set("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", params.max_pages_open, priority="spider")
+    # Downloads are refused: a navigation that turns into one fails at once, not after 30 s.
+    settings.set("PLAYWRIGHT_DOWNLOAD_TIMEOUT", 1000, priority="spider")
     logger.info(
-        "rendering with %s (screenshots: %s)", params.chromium_path, params.render_screenshot
+        "rendering with %s (screenshots: %s, settle %.2f s quiet / %.0f s max, memory cap %d MiB)",
+        params.chromium_path,
+        params.screenshot,
+        params.settle_quiet,
+        params.settle_max,
+        params.max_memory_mb,
     )
+    return rendering
 
 
-SAFE_CONTEXT: dict[str, Any] = {
-    "accept_downloads": False,
-    "permissions": [],
-    "service_workers": "block",
-}
-_WEB_SCHEMES = ("http://", "https://", "data:", "blob:")
+def _provider_for(rendering: Rendering) -> type:
+    """Return a scrapy-playwright browser provider that launches ``rendering``'s browser."""
+    base: Any = require("scrapy_playwright.provider").PlaywrightBrowserProvider
+
+    class WebsimBrowserProvider(base):
+        async def start(self) -> None:
+            await super().start()
+            await rendering.start()
+
+        async def launch_browser(self) -> Any:
+            browser = await self.browser_type.launch(**rendering.launch_options())
+            rendering.watch(browser.close)
+            return browser
+
+        async def close(self) -> None:
+            await rendering.close()
+            await super().close()
+
+    return WebsimBrowserProvider
 
 
-def outside_the_web(request: Any) -> bool:
-    """Tell scrapy-playwright to abort a page's request to a non-web scheme (``file:`` ...)."""
-    return not str(request.url).lower().startswith(_WEB_SCHEMES)
-
-
-def render_meta(params: RenderParams) -> dict[str, Any]:
-    """Return the request meta that renders a page and records its layout boxes."""
+def render_meta(spider_name: str, params: RenderParams, *, keep_page: bool) -> dict[str, Any]:
+    """Return the request meta that renders, guards and settles a page (and may keep it open)."""
     page_methods = require("scrapy_playwright.page")
-    methods = [page_methods.PageMethod(record_layout, params.render_script_timeout)]
-    if params.render_screenshot:
-        methods.append(page_methods.PageMethod("screenshot", full_page=True, type="png"))
-    return {"playwright": True, "playwright_page_methods": methods}
+    render_step = page_methods.PageMethod(render_page, spider_name, params.screenshot)
+    return {
+        "playwright": True,
+        "playwright_context": "default",
+        "playwright_context_kwargs": dict(CONTEXT_OPTIONS),
+        "playwright_include_page": keep_page,
+        "playwright_page_init_callback": guard_page,
+        "playwright_page_methods": [render_step],
+        RENDERING_META: spider_name,
+    }
 
 
-async def record_layout(page: Any, timeout_seconds: float) -> Any:
-    """Run the layout-box script; a page whose scripts hold the main thread fails the request.
+def rendering_of(spider_name: str) -> Rendering:
+    """Return the rendering of a running spider."""
+    return _RENDERINGS[spider_name]
 
-    Playwright puts no time limit on ``evaluate``: a page looping forever would hang the crawl.
-    The raised error makes scrapy-playwright close the page, and the spider counts the request
-    as ``websim/pages/failed/render_script_timeout``.
-    """
-    try:
-        return await asyncio.wait_for(page.evaluate(LAYOUT_BOX_SCRIPT), timeout_seconds)
-    except TimeoutError as exc:
-        raise RenderScriptTimeoutError(
-            f"the page's scripts kept the browser busy for {timeout_seconds:g} s "
-            "(WEBSIM_RENDER_SCRIPT_TIMEOUT)"
-        ) from exc
+
+async def guard_page(page: Any, request: Request) -> None:
+    """Page init callback: count the request's site as the crawl's own, guard the page."""
+    rendering = _RENDERINGS[request.meta[RENDERING_META]]
+    rendering.confinement.add_site(request.url)
+    await rendering.guard(page, request.meta)
+
+
+async def render_page(page: Any, spider_name: str, screenshot: bool) -> bytes | None:
+    """Page method: settle, scroll, record the layout; return the clipped screenshot."""
+    return await _RENDERINGS[spider_name].render(page, screenshot=screenshot)
+
+
+def close_kept_page(request: Request | None) -> None:
+    """Close a page kept open for a callback (``playwright_include_page``) that failed."""
+    page = request.meta.get("playwright_page") if request is not None else None
+    if page is not None:
+        with contextlib.suppress(RuntimeError):
+            asyncio.get_running_loop().create_task(_close(page))
+
+
+async def _close(page: Any) -> None:
+    with contextlib.suppress(Exception):
+        await page.close()
 
 
 def rendered_screenshot(response: Response) -> str | None:
     """Return the base64 PNG a rendered response's screenshot method took, if any."""
+    shot = response.meta.get(SCREENSHOT_META)
     for method in response.meta.get("playwright_page_methods") or ():
-        if getattr(method, "method", None) == "screenshot" and isinstance(method.result, bytes):
-            return base64.b64encode(method.result).decode("ascii")
-    return None
+        if getattr(method, "method", None) is render_page and isinstance(method.result, bytes):
+            shot = method.result
+    return base64.b64encode(shot).decode("ascii") if isinstance(shot, bytes) else None

@@ -55,7 +55,7 @@ class CompareSpider(WebsimSpider):
     def configure(self) -> None:
         """Read the similarity settings; rendering always takes a screenshot here."""
         self.config = websim_config(self.crawler)
-        self.render_params = dataclasses.replace(self.render_params, render_screenshot=True)
+        self.render_params = dataclasses.replace(self.render_params, screenshot=True)
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         """Request both pages (not filtered: the two URLs may be the same page)."""

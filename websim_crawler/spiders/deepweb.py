@@ -17,11 +17,11 @@ from urllib.parse import quote_plus
 import scrapy
 from form2request import form2request
 from scrapy.exceptions import CloseSpider
-from scrapy.http import HtmlResponse, Response
+from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
-from websim_crawler.core.crawling import next_page_url, record_links, site_template_links
+from websim_crawler.core.crawling import NextPage, next_page, record_links, site_template_links
 from websim_crawler.core.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
 from websim_crawler.distributed import WORKER_LOCAL
@@ -34,6 +34,7 @@ from websim_crawler.spiders._args import (
     parse_query_template,
 )
 from websim_crawler.spiders._pages import WebsimSpider
+from websim_crawler.spiders._render import SCREENSHOT_META, rendering_of
 
 logger = logging.getLogger(__name__)
 
@@ -167,7 +168,7 @@ class DeepWebSpider(WebsimSpider):
             yield submission.to_scrapy(
                 callback=self.parse_results,
                 errback=self.count_failure,
-                meta=self.request_meta({"websim_query": query, "websim_page": 1}),
+                meta=self.request_meta({"websim_query": query, "websim_page": 1}, keep_page=True),
             )
 
     def template_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
@@ -176,12 +177,52 @@ class DeepWebSpider(WebsimSpider):
         for query in queries:
             url = self.query_template.format(query=quote_plus(query))
             self.search_urls.add(url)
-            yield self.page_request(
-                url, self.parse_results, meta={"websim_query": query, "websim_page": 1}
-            )
+            yield self.results_request(url, query, 1)
 
-    def parse_results(self, response: Response) -> Iterator[Any]:
-        """Yield a result page, its records (follow=1) and the next result page."""
+    def results_request(self, url: str, query: str, page: int) -> scrapy.Request:
+        """Build the request of a result page (rendered pages stay open for script "next")."""
+        meta = {"websim_query": query, "websim_page": page}
+        return scrapy.Request(
+            url,
+            callback=self.parse_results,
+            errback=self.count_failure,
+            meta=self.request_meta(meta, keep_page=True),
+        )
+
+    async def parse_results(self, response: Response) -> AsyncIterator[Any]:
+        """Yield a result page, its records (follow=1) and the way to the next result page.
+
+        A "next" control that is a script is clicked in the rendered page (kept open for this),
+        and the settled page is taken as the next result page, up to ``max_pages``; without
+        rendering a ``__doPostBack`` control is followed by submitting its form.
+        """
+        page = response.meta.get("playwright_page")
+        try:
+            while True:
+                found = None
+                for output in self.result_page(response):
+                    if isinstance(output, NextPage):
+                        found = output
+                    else:
+                        yield output
+                if found is None:
+                    return
+                if found.how in ("link", "parameter") or (found.how == "postback" and not page):
+                    yield self.next_page_request(response, found)
+                    return
+                if page is None:
+                    self.count("websim/crawl/next_page/needs_render")
+                    return
+                clicked = await self.click_next(response, page, found)
+                if clicked is None:
+                    return
+                response = clicked
+        finally:
+            if page is not None:
+                await page.close()
+
+    def result_page(self, response: Response) -> Iterator[Any]:
+        """Yield a result page's item, its record requests, and the ``NextPage`` found last."""
         root = self.html_root(response)
         if root is None:
             return
@@ -201,11 +242,52 @@ class DeepWebSpider(WebsimSpider):
                 )
         if page >= self.max_pages:
             return
-        next_url = next_page_url(root, response.url, page, results_on_page=len(records))
-        if next_url is not None:
-            yield self.page_request(
-                next_url, self.parse_results, meta={"websim_query": query, "websim_page": page + 1}
+        found = next_page(root, response.url, page, results_on_page=len(records))
+        if found is not None:
+            yield found
+
+    def next_page_request(self, response: Response, found: NextPage) -> scrapy.Request:
+        """Request the next result page: its URL, or the postback form submitted."""
+        query, page = response.meta["websim_query"], response.meta["websim_page"] + 1
+        self.count(f"websim/crawl/next_page/{found.how}")
+        if found.url is not None:
+            return self.results_request(found.url, query, page)
+        form = response.xpath("//form")[found.form_number]
+        fields = {"__EVENTTARGET": found.event_target, "__EVENTARGUMENT": found.event_argument}
+        submission = form2request(form, fields, click=False)
+        return submission.to_scrapy(
+            callback=self.parse_results,
+            errback=self.count_failure,
+            meta=self.request_meta({"websim_query": query, "websim_page": page}, keep_page=True),
+        )
+
+    async def click_next(
+        self, response: Response, page: Any, found: NextPage
+    ) -> HtmlResponse | None:
+        """Click a script "next" control in the rendered page; return the settled next page."""
+        assert found.control is not None
+        rendering = rendering_of(self.name)
+        try:
+            rendered = await rendering.click_next(
+                page, found.control, screenshot=self.render_params.screenshot
             )
+        except Exception as exc:  # Playwright's errors and our refusals alike
+            stat = getattr(exc, "stat", None) or "websim/crawl/next_page/click_failed"
+            self.count(stat)
+            logger.warning("deepweb: cannot click next on %s: %s", response.url, exc)
+            return None
+        self.count(f"websim/crawl/next_page/click/{found.how}")
+        meta = {
+            "websim_query": response.meta["websim_query"],
+            "websim_page": response.meta["websim_page"] + 1,
+            SCREENSHOT_META: rendered.screenshot,
+        }
+        return HtmlResponse(
+            rendered.url,
+            body=rendered.html.encode("utf-8"),
+            encoding="utf-8",
+            request=Request(rendered.url, meta=meta),
+        )
 
     def parse_record(self, response: Response) -> Iterator[Any]:
         """Yield a record page reached from a result page."""

@@ -1,0 +1,274 @@
+"""Rendering: recall of script-filled results, time per page, Chromium's peak memory, confinement.
+
+(a) Recall. The demo site's script patterns (``/js/patterns/...``: results added by timers over
+  8 s, after a late ``fetch()``, streamed by a worker, on scroll, behind a script "Next" button,
+  behind ``__doPostBack`` links) are rendered three ways in one Chromium:
+  - reference: plain Playwright that waits until the page is stable (no change in the number of
+    results or the page's size for ``--stable`` seconds), scrolls until nothing more loads, and
+    clicks "Next" until there is none, each time waiting for stability again;
+  - load: the HTML at the ``load`` event (what a crawl that does not wait sees);
+  - websim: the browser module (guard, settle wait, ``WEBSIM_RENDER_SCROLLS=10``) and, for the
+    pagination patterns, the crawl's own decision (``next_page``) and click.
+  Recall = results websim (or load) shows / results the reference shows. Time per page is the
+  websim rendering time divided by the result pages it took.
+(b) Memory. A page allocating 4 GB (64 typed arrays of 64 MB, filled) rendered with the watchdog
+  on (``WEBSIM_RENDER_MAX_MEMORY``, default 1024 MiB); the peak of Chromium's summed private
+  memory is sampled every 20 ms by this script, apart from the watchdog.
+(c) Confinement. A rendered ``scrapy crawl site`` of the hostile pages of ``tests/hostile_site.py``
+  (escapes to a second loopback port, redirects, popups, downloads, a 8 MB page, the 4 GB page):
+  the hostile pages stored, and the TCP connections the "internal" port received.
+
+Usage::
+
+    .venv/bin/python benchmarks/rendering.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:1] = [str(REPO), str(REPO / "tests")]  # this file is named like nothing it imports
+
+from hostile_site import DROPPED, STORED, HostileSite, InternalService  # noqa: E402
+from playwright.async_api import async_playwright  # noqa: E402
+
+from websim_crawler.browser.params import RenderParams  # noqa: E402
+from websim_crawler.browser.session import CONTEXT_OPTIONS, Rendering  # noqa: E402
+from websim_crawler.browser.watchdog import chromium_processes, private_bytes  # noqa: E402
+from websim_crawler.core.crawling import next_page  # noqa: E402
+from websim_crawler.core.html import parse_html  # noqa: E402
+from websim_crawler.demo import scripted  # noqa: E402
+from websim_crawler.demo.site import DemoSite  # noqa: E402
+
+_RESULTS = "() => Array.from(document.querySelectorAll('li.result h3 a'), a => a.textContent)"
+_SIZE = "() => document.documentElement.scrollHeight + ':' + document.querySelectorAll('*').length"
+PAGINATED = {"script-next": "#next", "postback": "text=Next"}
+
+
+def titles_in(html: str) -> list[str]:
+    """Return the result titles a page's HTML shows."""
+    return [" ".join(a.text_content().split()) for a in parse_html(html).xpath("//li/h3/a")]
+
+
+async def wait_stable(page: Any, stable: float, limit: float = 60.0) -> None:
+    """Wait until the page's size and element count have not changed for ``stable`` seconds."""
+    last, since, started = None, time.monotonic(), time.monotonic()
+    while time.monotonic() - since < stable and time.monotonic() - started < limit:
+        size = await page.evaluate(_SIZE)
+        if size != last:
+            last, since = size, time.monotonic()
+        await asyncio.sleep(0.1)
+
+
+async def reference(context: Any, url: str, pattern: str, stable: float) -> set[str]:
+    """Render like a patient person: wait for stability, scroll, page through every "Next"."""
+    page = await context.new_page()
+    seen: set[str] = set()
+    await page.goto(url, wait_until="load")
+    while True:
+        await wait_stable(page, stable)
+        for _ in range(20):
+            before = await page.evaluate(_SIZE)
+            await page.evaluate("() => window.scrollTo(0, document.documentElement.scrollHeight)")
+            await wait_stable(page, stable)
+            if await page.evaluate(_SIZE) == before:
+                break
+        seen.update(" ".join(title.split()) for title in await page.evaluate(_RESULTS))
+        control = page.locator(PAGINATED.get(pattern, "#no-next-control"))
+        if not await control.count() or not await control.first.is_visible():
+            break
+        await control.first.click()
+        await page.wait_for_load_state("load")
+    await page.close()
+    return seen
+
+
+async def at_load(context: Any, url: str) -> set[str]:
+    """Return the results shown when the ``load`` event fires."""
+    page = await context.new_page()
+    await page.goto(url, wait_until="load")
+    shown = set(titles_in(await page.content()))
+    await page.close()
+    return shown
+
+
+async def websim(rendering: Rendering, context: Any, url: str) -> tuple[set[str], int, float]:
+    """Render with the browser module and follow script pagination as the crawl does."""
+    started = time.monotonic()
+    page = await context.new_page()
+    await page.route("**", lambda route: route.continue_())
+    await rendering.guard(page)
+    await page.goto(url, wait_until="load")
+    await rendering.render(page, screenshot=False)
+    html, number, seen = await page.content(), 1, set()
+    while True:
+        seen.update(titles_in(html))
+        found = next_page(parse_html(html), page.url, number)
+        if found is None or found.control is None or number >= 10:
+            break
+        rendered = await rendering.click_next(page, found.control, screenshot=False)
+        html, number = rendered.html, number + 1
+    await page.close()
+    return seen, number, time.monotonic() - started
+
+
+async def recall_table(site_url: str, stable: float) -> list[dict[str, Any]]:
+    """Measure (a) for every pattern."""
+    counters: Counter[str] = Counter()
+    params = RenderParams(scrolls=10)
+    rendering = Rendering(
+        params, max_bytes=16 << 20, count=lambda key: counters.update([key]), sites=[site_url]
+    )
+    await rendering.start()
+    rows = []
+    async with async_playwright() as playwright:
+        plain = await playwright.chromium.launch(
+            executable_path=params.chromium_path, args=["--no-sandbox", "--disable-gpu"]
+        )
+        confined = await playwright.chromium.launch(**rendering.launch_options())
+        rendering.watch(confined.close)
+        plain_context = await plain.new_context(viewport=CONTEXT_OPTIONS["viewport"])
+        confined_context = await confined.new_context(**CONTEXT_OPTIONS)
+        for pattern in scripted.PATTERNS:
+            url = f"{site_url}js/patterns/{pattern}"
+            expected = await reference(plain_context, url, pattern, stable)
+            loaded = await at_load(plain_context, url)
+            found, pages, seconds = await websim(rendering, confined_context, url)
+            rows.append(
+                {
+                    "pattern": pattern,
+                    "reference": len(expected),
+                    "load recall": len(loaded & expected) / len(expected),
+                    "websim recall": len(found & expected) / len(expected),
+                    "pages": pages,
+                    "s per page": seconds / pages,
+                }
+            )
+        await confined.close()
+        await plain.close()
+    await rendering.close()
+    return rows
+
+
+async def memory_peak(page_url: str) -> tuple[int, int, str]:
+    """Measure (b): the peak summed private memory, the watchdog's kills, how the page ended."""
+    counters: Counter[str] = Counter()
+    rendering = Rendering(
+        RenderParams(),
+        max_bytes=16 << 20,
+        count=lambda key: counters.update([key]),
+        sites=[page_url],
+    )
+    await rendering.start()
+    peak = 0
+
+    async def sample() -> None:
+        nonlocal peak
+        while True:
+            total = 0
+            for process in chromium_processes():
+                try:
+                    total += private_bytes(process)
+                except Exception:
+                    continue
+            peak = max(peak, total)
+            await asyncio.sleep(0.02)
+
+    sampler = asyncio.get_running_loop().create_task(sample())
+    outcome = "stored"
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(**rendering.launch_options())
+        rendering.watch(browser.close)
+        context = await browser.new_context(**CONTEXT_OPTIONS)
+        page = await context.new_page()
+        await page.route("**", lambda route: route.continue_())
+        guard = await rendering.guard(page)
+        try:
+            await page.goto(page_url, wait_until="load")
+            await rendering.render(page, screenshot=False)
+        except Exception as exc:
+            outcome = f"refused ({guard.refused or type(exc).__name__})"
+        await browser.close()
+    sampler.cancel()
+    await rendering.close()
+    return peak, counters["websim/render/memory_kills"], outcome
+
+
+def hostile_crawl() -> tuple[list[str], int, dict[str, Any]]:
+    """Measure (c): a rendered site crawl of the hostile pages."""
+    internal = InternalService()
+    site = HostileSite(internal.port)
+    with tempfile.TemporaryDirectory() as folder:
+        output, stats_file = Path(folder) / "pages.jsonl", Path(folder) / "stats.json"
+        command = [
+            sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={site.url}",
+            "-a", "render=1", "-O", str(output), "-s", "ROBOTSTXT_OBEY=False",
+            "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "RETRY_ENABLED=False",
+            "-s", "DOWNLOAD_MAXSIZE=2000000", "-s", f"WEBSIM_STATS_OUTPUT={stats_file}",
+            "-s", "LOG_LEVEL=WARNING",
+        ]  # fmt: skip
+        environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+        subprocess.run(command, cwd=REPO, env=environment, check=True, timeout=600)
+        stored = ["/" + json.loads(line)["url"].split("/", 3)[3] for line in output.open()]
+        stats = json.loads(stats_file.read_text())
+    site.stop()
+    internal.stop()
+    return stored, internal.connections, stats
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the three measurements and print their tables."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--stable", type=float, default=3.0, help="reference stability (s)")
+    args = parser.parse_args(argv)
+    with DemoSite() as site:
+        rows = asyncio.run(recall_table(site.url, args.stable))
+    print("| pattern | reference results | recall at load | websim recall | result pages | "
+          "websim s/page |")  # fmt: skip
+    print("|---|---|---|---|---|---|")
+    for row in rows:
+        print(
+            f"| {row['pattern']} | {row['reference']} | {row['load recall']:.2f} | "
+            f"{row['websim recall']:.2f} | {row['pages']} | {row['s per page']:.2f} |"
+        )
+    total_pages = sum(row["pages"] for row in rows)
+    mean = sum(row["s per page"] * row["pages"] for row in rows) / total_pages
+    worst = min(row["websim recall"] for row in rows)
+    print(f"\nlowest websim recall {worst:.3f} (target >= 0.95); {mean:.2f} s per rendered page")
+
+    internal = InternalService()
+    hostile = HostileSite(internal.port)
+    peak, kills, outcome = asyncio.run(memory_peak(hostile.url + "memory.html"))
+    hostile.stop()
+    internal.stop()
+    print(
+        f"\n4 GB page: peak Chromium private memory {peak / 2**20:.0f} MiB "
+        f"(target <= 1536), watchdog kills {kills}, page {outcome}"
+    )
+
+    stored, connections, stats = hostile_crawl()
+    hostile_stored = sorted(set(stored) & set(DROPPED))
+    print(
+        f"\nhostile crawl: {len(stored)} pages stored ({sorted(set(stored) - {'/'})}, expected "
+        f"{sorted(STORED)}); hostile pages stored: {hostile_stored or 'none'}; connections to "
+        f"the internal port: {connections}"
+    )
+    for key in sorted(stats):
+        if key.startswith(("websim/pages/failed", "websim/pages/dropped", "websim/render/")):
+            print(f"  {key}: {stats[key]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

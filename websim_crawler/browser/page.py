@@ -1,0 +1,380 @@
+"""One rendered page: its guard (routes, popups, downloads, bytes), settle wait and capture.
+
+The guard is installed before the page loads anything. The settle wait ends when the DOM has not
+changed (a ``MutationObserver`` installed at document start), no timer due within 5 s is pending
+(``setTimeout``, watched from document start) and no request of the page has been pending for
+``WEBSIM_RENDER_SETTLE_QUIET`` seconds, or after ``WEBSIM_RENDER_SETTLE_MAX``. The
+capture writes each displayed element's layout box into ``data-websim-box="x,y,w,h"`` (page
+coordinates, CSS pixels; at most ``WEBSIM_RENDER_MAX_BOXES`` elements) and the page size into
+``data-websim-page="W,H"`` on ``<html>``, then takes a screenshot clipped to the maximum size.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin
+
+from websim_crawler.browser.confine import Confinement
+from websim_crawler.browser.params import RenderParams
+from websim_crawler.errors import WebsimError
+
+logger = logging.getLogger(__name__)
+
+REFUSED_META = "websim_render_refused"  # request meta: the stat of a page the guard refused
+_WEB_SCHEMES = ("http://", "https://", "data:", "blob:")
+
+# Runs in every frame before the page's own scripts: records the time of the last DOM change
+# and takes away the ways out that the proxy cannot see or that would open other pages.
+INIT_SCRIPT = """(() => {
+  const stamp = () => { window.__websimLastChange = performance.now(); };
+  stamp();
+  new MutationObserver(stamp).observe(document, {
+    subtree: true, childList: true, attributes: true, characterData: true,
+  });
+  // Timers due within 5 s are work still to come (a fetch started after a delay).
+  const pending = new Set();
+  window.__websimPendingTimers = () => pending.size;
+  const setTimer = window.setTimeout.bind(window);
+  const clearTimer = window.clearTimeout.bind(window);
+  window.setTimeout = function (callback, delay, ...rest) {
+    let id;
+    const run = typeof callback === "function"
+      ? function () { pending.delete(id); stamp(); return callback.apply(this, rest); }
+      : callback;
+    id = setTimer(run, delay);
+    if ((Number(delay) || 0) <= 5000 && typeof callback === "function") { pending.add(id); }
+    return id;
+  };
+  window.clearTimeout = function (id) { pending.delete(id); return clearTimer(id); };
+  const refuse = function () {
+    throw new DOMException("blocked by websim-crawler", "SecurityError");
+  };
+  for (const name of ["WebSocket", "WebTransport", "RTCPeerConnection",
+                      "webkitRTCPeerConnection", "SharedWorker"]) {
+    try {
+      Object.defineProperty(window, name, { value: refuse, writable: false, configurable: false });
+    } catch (error) { /* already locked */ }
+  }
+  try {
+    Object.defineProperty(window, "open", {
+      value: () => null, writable: false, configurable: false,
+    });
+  } catch (error) { /* already locked */ }
+})();"""
+
+# Milliseconds the DOM has been quiet; 0 while a timer due within 5 s is pending.
+_QUIET_SCRIPT = """() => (window.__websimPendingTimers && window.__websimPendingTimers() > 0)
+  ? 0 : performance.now() - (window.__websimLastChange || 0)"""
+# What grows when an infinite-scroll list loads more: the page's height or its element count.
+_GROWTH_SCRIPT = (
+    "() => document.documentElement.scrollHeight + ',' + document.getElementsByTagName('*').length"
+)
+# Scroll, count it as a change, and return once two frames have passed (scroll events have been
+# dispatched and the requests they start are pending).
+_SCROLL_SCRIPT = """() => new Promise((done) => {
+  window.scrollTo(0, document.documentElement.scrollHeight);
+  window.__websimLastChange = performance.now();
+  requestAnimationFrame(() => requestAnimationFrame(() => done(true)));
+  setTimeout(() => done(false), 250);  // a page that paints no frames
+})"""
+_STAMP_SCRIPT = "() => { window.__websimLastChange = performance.now(); }"
+
+LAYOUT_BOX_SCRIPT = """(maxBoxes) => {
+  const skipped = new Set(["SCRIPT", "STYLE", "NOSCRIPT", "TEMPLATE", "META", "LINK", "TITLE"]);
+  const body = document.body;
+  const root = document.documentElement;
+  let boxed = 0;
+  let truncated = false;
+  if (body) {
+    const walker = document.createTreeWalker(body, NodeFilter.SHOW_ELEMENT);
+    for (let element = body; element; element = walker.nextNode()) {
+      if (skipped.has(element.tagName.toUpperCase()) || element.getClientRects().length === 0) {
+        continue;
+      }
+      if (boxed >= maxBoxes) { truncated = true; break; }
+      const rect = element.getBoundingClientRect();
+      const box = [rect.left + window.scrollX, rect.top + window.scrollY, rect.width, rect.height];
+      element.setAttribute("data-websim-box", box.map(Math.round).join(","));
+      boxed += 1;
+    }
+  }
+  const width = Math.max(root.scrollWidth, body ? body.scrollWidth : 0);
+  const height = Math.max(root.scrollHeight, body ? body.scrollHeight : 0);
+  root.setAttribute("data-websim-page", width + "," + height);
+  return { boxed, truncated, width, height };
+}"""
+
+
+class RenderScriptTimeoutError(WebsimError):
+    """A rendered page's scripts did not let a script of ours run in time."""
+
+
+class RenderRefusedError(WebsimError):
+    """A rendered page was refused: ``stat`` is the stats key it is counted under."""
+
+    def __init__(self, stat: str, message: str) -> None:
+        super().__init__(message)
+        self.stat = stat
+
+
+_REFUSALS = {
+    "offsite_navigation": "websim/pages/failed/offsite_navigation",
+    "too_large": "websim/pages/dropped/too_large",
+    "render_memory": "websim/pages/failed/render_memory",
+    "render_crashed": "websim/pages/failed/render_crashed",
+}
+
+
+@dataclass(frozen=True)
+class RenderedPage:
+    """A settled page: final URL, HTML (with layout boxes) and the clipped screenshot."""
+
+    url: str
+    html: str
+    screenshot: bytes | None
+
+
+class PageGuard:
+    """Watch one page: confine its navigations and schemes, count its bytes, close popups."""
+
+    def __init__(
+        self,
+        page: Any,
+        confinement: Confinement,
+        *,
+        max_bytes: int,
+        count: Callable[[str], None],
+        memory_kills: Callable[[], int],
+        meta: MutableMapping[str, Any] | None = None,
+    ) -> None:
+        self.page = page
+        self.confinement = confinement
+        self.max_bytes = max_bytes
+        self.count = count
+        self.memory_kills = memory_kills
+        self.kills_at_start = memory_kills()
+        self.meta = meta if meta is not None else {}
+        # A retry of a refused page (scrapy-playwright retries a closed or crashed page) is
+        # refused at once: every request it makes is aborted.
+        self.refused: str | None = next(
+            (reason for reason, stat in _REFUSALS.items() if self.meta.get(REFUSED_META) == stat),
+            None,
+        )
+        self.bytes_received = 0
+        self.pending: set[Any] = set()
+        self.last_network_change = asyncio.get_running_loop().time()
+        self.cdp: Any = None
+
+    async def install(self) -> None:
+        """Attach the routes, event handlers and byte counter (before the page loads)."""
+        page = self.page
+        await page.add_init_script(INIT_SCRIPT)
+        await page.route("**", self._route)
+        page.on("popup", self._close_popup)
+        page.on("download", self._refuse_download)
+        page.on("crash", self._crashed)
+        page.on("response", self._check_redirect)
+        page.on("request", self._request_started)
+        page.on("requestfinished", self._request_ended)
+        page.on("requestfailed", self._request_ended)
+        self.cdp = await page.context.new_cdp_session(page)
+        self.cdp.on("Network.dataReceived", self._data_received)
+        # Refused before they begin: a download the page starts neither runs nor fails the page.
+        self.cdp.on(
+            "Page.downloadWillBegin", lambda _event: self.count("websim/render/blocked/download")
+        )
+        await self.cdp.send("Page.setDownloadBehavior", {"behavior": "deny"})
+        await self.cdp.send(
+            "Network.enable", {"maxTotalBufferSize": 1_000_000, "maxResourceBufferSize": 100_000}
+        )
+
+    def refuse(self, reason: str) -> None:
+        """Mark the page refused (first reason wins) and note it in the request meta."""
+        if self.refused is None:
+            self.refused = reason
+            self.meta[REFUSED_META] = _REFUSALS[reason]
+
+    def raise_if_refused(self) -> None:
+        """Raise ``RenderRefusedError`` when the page was refused."""
+        if self.refused is not None:
+            raise RenderRefusedError(
+                _REFUSALS[self.refused], f"rendered page refused: {self.refused}"
+            )
+
+    def network_quiet_seconds(self) -> float:
+        """Seconds since the page last had a request start or end (0 while one is pending)."""
+        if self.pending:
+            return 0.0
+        return asyncio.get_running_loop().time() - self.last_network_change
+
+    async def _route(self, route: Any, request: Any) -> None:
+        if self.refused is not None:
+            await _quietly(route.abort())
+        elif not is_web_url(str(request.url)):
+            self.count("websim/render/blocked/scheme")
+            await _quietly(route.abort())
+        elif self._leaves_the_site(request):
+            self.count("websim/render/blocked/offsite_navigation")
+            self.refuse("offsite_navigation")
+            await _quietly(route.abort())
+        else:
+            await _quietly(route.fallback())
+
+    def _leaves_the_site(self, request: Any) -> bool:
+        return self._in_main_frame(request) and not self.confinement.is_own_url(str(request.url))
+
+    @staticmethod
+    def _in_main_frame(request: Any) -> bool:
+        """Tell whether a request navigates the page's main frame."""
+        if not request.is_navigation_request():
+            return False
+        try:
+            return bool(request.frame.parent_frame is None)
+        except Exception:  # a worker's request has no frame
+            return False
+
+    def _check_redirect(self, response: Any) -> None:
+        """Refuse a page whose own navigation is redirected off the crawl's sites."""
+        if not 300 <= response.status < 400 or not self._in_main_frame(response.request):
+            return
+        location = response.headers.get("location")
+        if location and not self.confinement.is_own_url(urljoin(str(response.url), location)):
+            self.count("websim/render/blocked/offsite_navigation")
+            self.refuse("offsite_navigation")
+
+    def _close_popup(self, popup: Any) -> None:
+        self.count("websim/render/blocked/popup")
+        asyncio.get_running_loop().create_task(_quietly(popup.close()))
+
+    def _refuse_download(self, download: Any) -> None:
+        self.count("websim/render/blocked/download")
+        asyncio.get_running_loop().create_task(_quietly(download.cancel()))
+
+    def _crashed(self, _page: Any) -> None:
+        killed = self.memory_kills() > self.kills_at_start
+        self.refuse("render_memory" if killed else "render_crashed")
+
+    def _request_started(self, request: Any) -> None:
+        self.pending.add(request)
+        self.last_network_change = asyncio.get_running_loop().time()
+
+    def _request_ended(self, request: Any) -> None:
+        self.pending.discard(request)
+        self.last_network_change = asyncio.get_running_loop().time()
+
+    def _data_received(self, event: dict[str, Any]) -> None:
+        self.bytes_received += int(event.get("dataLength") or 0)
+        if self.bytes_received > self.max_bytes and self.refused is None:
+            self.refuse("too_large")
+            asyncio.get_running_loop().create_task(_quietly(self.page.close()))
+
+
+def is_web_url(url: str) -> bool:
+    """Tell whether a page may request ``url``: http(s), ``data:`` and ``blob:`` only."""
+    return url.lower().startswith(_WEB_SCHEMES)
+
+
+async def run_script(page: Any, script: str, timeout: float, arg: Any = None) -> Any:
+    """Evaluate ``script`` in the page; a page whose scripts hold the thread raises in time.
+
+    Playwright puts no time limit on ``evaluate``: a page looping forever would hang the crawl.
+    """
+    try:
+        return await asyncio.wait_for(page.evaluate(script, arg), timeout)
+    except TimeoutError as exc:
+        raise RenderScriptTimeoutError(
+            f"the page's scripts kept the browser busy for {timeout:g} s "
+            "(WEBSIM_RENDER_SCRIPT_TIMEOUT)"
+        ) from exc
+
+
+async def settle(page: Any, guard: PageGuard, params: RenderParams) -> bool:
+    """Wait until the DOM and the network have been quiet; return False at the time limit."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + params.settle_max
+    while True:
+        guard.raise_if_refused()
+        try:
+            dom_quiet = float(await run_script(page, _QUIET_SCRIPT, params.script_timeout)) / 1000
+        except RenderScriptTimeoutError:
+            raise
+        except Exception as exc:  # navigating: the old document is gone
+            if page.is_closed():
+                guard.raise_if_refused()
+                raise
+            logger.debug("settle: %s", exc)
+            dom_quiet = 0.0
+        if min(dom_quiet, guard.network_quiet_seconds()) >= params.settle_quiet:
+            return True
+        if loop.time() >= deadline:
+            return False
+        await asyncio.sleep(0.1)
+
+
+async def settle_and_scroll(
+    page: Any, guard: PageGuard, params: RenderParams, count: Callable[[str], None]
+) -> None:
+    """Settle; then scroll to the bottom while the page grows (up to ``scrolls`` times).
+
+    Scrolling stops when two scrolls in a row added nothing (a slow page may answer late).
+    """
+    if not await settle(page, guard, params):
+        count("websim/render/settle_timeout")
+    unchanged = 0
+    for _ in range(params.scrolls):
+        before = await run_script(page, _GROWTH_SCRIPT, params.script_timeout)
+        await run_script(page, _SCROLL_SCRIPT, params.script_timeout)
+        count("websim/render/scrolls")
+        if not await settle(page, guard, params):
+            count("websim/render/settle_timeout")
+        grew = await run_script(page, _GROWTH_SCRIPT, params.script_timeout) != before
+        unchanged = 0 if grew else unchanged + 1
+        if unchanged == 2:
+            break
+
+
+async def capture(
+    page: Any,
+    guard: PageGuard,
+    params: RenderParams,
+    count: Callable[[str], None],
+    *,
+    screenshot: bool,
+) -> bytes | None:
+    """Record the layout boxes and return the clipped screenshot (when asked)."""
+    guard.raise_if_refused()
+    if not guard.confinement.is_own_url(page.url):
+        guard.refuse("offsite_navigation")
+        guard.raise_if_refused()
+    layout = await run_script(page, LAYOUT_BOX_SCRIPT, params.script_timeout, params.max_boxes)
+    if layout["truncated"]:
+        count("websim/render/boxes_truncated")
+    if not screenshot:
+        return None
+    width = max(1, min(int(layout["width"]), params.screenshot_max_width))
+    height = max(1, min(int(layout["height"]), params.screenshot_max_height))
+    if (width, height) != (int(layout["width"]), int(layout["height"])):
+        count("websim/render/screenshot_clipped")
+    clip = {"x": 0, "y": 0, "width": width, "height": height}
+    shot = page.screenshot(type="png", full_page=True, clip=clip, timeout=params.timeout * 1000)
+    return bytes(await asyncio.wait_for(shot, params.timeout + 1))
+
+
+async def click_control(page: Any, xpath: str, params: RenderParams) -> None:
+    """Click the element at ``xpath`` (a script "next" control) and wait for a navigation."""
+    locator = page.locator(f"xpath={xpath}").first
+    await locator.click(timeout=params.script_timeout * 1000, no_wait_after=True)
+    with contextlib.suppress(Exception):  # a click that navigates leaves no document to stamp
+        await run_script(page, _STAMP_SCRIPT, params.script_timeout)
+    await page.wait_for_load_state("load", timeout=params.timeout * 1000)
+
+
+async def _quietly(awaitable: Any) -> None:
+    """Await a Playwright call whose target may have closed meanwhile."""
+    with contextlib.suppress(Exception):
+        await awaitable

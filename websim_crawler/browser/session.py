@@ -1,0 +1,283 @@
+"""One browser session: launch and context options, the confining proxy, the memory watchdog,
+the page guards and the rendering steps, shared by the crawl (through scrapy-playwright) and by
+``websim compare --render`` (plain Playwright, :func:`render_documents`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shlex
+import subprocess
+import weakref
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from websim_crawler._imports import require
+from websim_crawler.browser.confine import Confinement, ConfiningProxy
+from websim_crawler.browser.page import (
+    PageGuard,
+    RenderedPage,
+    capture,
+    click_control,
+    settle_and_scroll,
+)
+from websim_crawler.browser.params import RenderParams
+from websim_crawler.browser.watchdog import MemoryWatchdog
+from websim_crawler.errors import BrowserMissingError, InputFormatError, WebsimError
+
+logger = logging.getLogger(__name__)
+
+CHROMIUM_ARGS = (
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-extensions",
+    "--no-first-run",
+    "--mute-audio",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-features=AutofillServerCommunication,OptimizationHints,MediaRouter",
+    "--disable-quic",  # QUIC is UDP: it would not go through the proxy
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--proxy-bypass-list=<-loopback>",  # loopback goes through the proxy too
+)
+CONTEXT_OPTIONS: dict[str, Any] = {
+    "accept_downloads": False,
+    "permissions": [],
+    "service_workers": "block",
+    "viewport": {"width": 1280, "height": 800},
+}
+_MAINTENANCE_SECONDS = 0.1
+
+
+def check_chromium(path: str) -> None:
+    """Make sure the Chromium at ``path`` runs; raise ``BrowserMissingError`` naming the fix."""
+    fix = (
+        "install it (Debian: apt-get install chromium) or point WEBSIM_CHROMIUM_PATH at a "
+        "Chromium executable (-s WEBSIM_CHROMIUM_PATH=/path/to/chromium)"
+    )
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        raise BrowserMissingError(f"rendering needs Chromium, but {path!r} is not there: {fix}")
+    try:
+        subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            timeout=60,
+            check=True,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise BrowserMissingError(
+            f"rendering needs Chromium, but {path!r} fails to run: {fix}"
+        ) from exc
+
+
+class Rendering:
+    """The confinement, bounds and counters of one crawl's (or one command's) browser."""
+
+    def __init__(
+        self,
+        params: RenderParams,
+        *,
+        max_bytes: int,
+        count: Callable[[str], None],
+        sites: Iterable[str] = (),
+    ) -> None:
+        self.params = params
+        self.max_bytes = max_bytes
+        self.count = count
+        self.confinement = Confinement(sites)
+        self.proxy = ConfiningProxy(
+            self.confinement, lambda reason: count(f"websim/render/blocked/{reason}")
+        )
+        self.watchdog = MemoryWatchdog(params.max_memory_mb << 20, count)
+        self.guards: weakref.WeakKeyDictionary[Any, PageGuard] = weakref.WeakKeyDictionary()
+        self.guarded_contexts: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.proxy_url = ""
+        self.pages_since_launch = 0
+        self.restart: Callable[[], Awaitable[None]] | None = None
+        self.maintenance: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start the confining proxy (before the browser is launched)."""
+        if not self.proxy_url:
+            self.proxy_url = await self.proxy.start()
+
+    def launch_options(self) -> dict[str, Any]:
+        """Return Playwright's ``launch`` options: headless, confined to the proxy."""
+        assert self.proxy_url, "start() comes first"
+        args = [*CHROMIUM_ARGS, f"--proxy-server={self.proxy_url}"]
+        args += shlex.split(self.params.chromium_args)
+        return {"executable_path": self.params.chromium_path, "headless": True, "args": args}
+
+    def watch(self, restart: Callable[[], Awaitable[None]]) -> None:
+        """Watch a newly launched browser's memory and page count; ``restart`` closes it."""
+        self.restart = restart
+        self.pages_since_launch = 0
+        if self.maintenance is None or self.maintenance.done():
+            self.maintenance = asyncio.get_running_loop().create_task(self._maintain())
+
+    async def close(self) -> None:
+        """Stop the watchdog and the proxy."""
+        if self.maintenance is not None:
+            self.maintenance.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.maintenance
+        await self.proxy.close()
+
+    async def guard(self, page: Any, meta: MutableMapping[str, Any] | None = None) -> PageGuard:
+        """Install a guard on a new page (before it loads anything) and return it."""
+        context = page.context
+        if context not in self.guarded_contexts:
+            # Pages without a guard (popups, new tabs) get no request through at all.
+            await context.route("**", lambda route: route.abort())
+            self.guarded_contexts.add(context)
+        guard = PageGuard(
+            page,
+            self.confinement,
+            max_bytes=self.max_bytes,
+            count=self.count,
+            memory_kills=lambda: self.watchdog.kills,
+            meta=meta,
+        )
+        await guard.install()
+        self.guards[page] = guard
+        self.pages_since_launch += 1
+        return guard
+
+    def guard_of(self, page: Any) -> PageGuard:
+        """Return the guard of a page; a page without one is refused (fail closed)."""
+        guard = self.guards.get(page)
+        if guard is None:
+            raise WebsimError("a rendered page has no guard (its set-up failed); not taken")
+        return guard
+
+    async def render(self, page: Any, *, screenshot: bool) -> bytes | None:
+        """Settle (and scroll) a loaded page, record its layout; return the screenshot."""
+        guard = self.guard_of(page)
+        await settle_and_scroll(page, guard, self.params, self.count)
+        return await capture(page, guard, self.params, self.count, screenshot=screenshot)
+
+    async def click_next(self, page: Any, xpath: str, *, screenshot: bool) -> RenderedPage:
+        """Click a script "next" control in the page and take the settled result page."""
+        guard = self.guard_of(page)
+        await click_control(page, xpath, self.params)
+        shot = await self.render(page, screenshot=screenshot)
+        guard.raise_if_refused()
+        return RenderedPage(page.url, await page.content(), shot)
+
+    async def _maintain(self) -> None:
+        while True:
+            restart = self.restart
+            if restart is not None:
+                await self.watchdog.check(restart)
+                if self._restart_due():
+                    self.count("websim/render/browser_restarts/every")
+                    self.pages_since_launch = 0
+                    await restart()
+            await asyncio.sleep(_MAINTENANCE_SECONDS)
+
+    def _restart_due(self) -> bool:
+        every = self.params.restart_every
+        if not every or self.pages_since_launch < every:
+            return False
+        return all(page.is_closed() for page in list(self.guards))
+
+
+@dataclass(frozen=True)
+class Document:
+    """A page to render for a command: an http(s) URL, or the bytes of a saved file."""
+
+    location: str
+    body: bytes | None = None
+
+
+SAVED_FILE_ORIGIN = "http://saved-page.websim.invalid"
+
+
+async def render_documents(
+    documents: list[Document], params: RenderParams, *, max_bytes: int
+) -> tuple[list[RenderedPage], Counter[str]]:
+    """Render each document in its own guarded page; return the pages and the counters.
+
+    A saved file is never loaded from a ``file:`` URL: its bytes are served by a route on a
+    synthetic origin (``SAVED_FILE_ORIGIN``), so it can reach no file and only public hosts.
+    """
+    check_chromium(params.chromium_path)
+    async_api = require("playwright.async_api")
+    counters: Counter[str] = Counter()
+    rendering = Rendering(
+        params,
+        max_bytes=max_bytes,
+        count=_counter(counters),
+        sites=[d.location for d in documents if d.body is None] + [SAVED_FILE_ORIGIN],
+    )
+    await rendering.start()
+    rendered: list[RenderedPage] = []
+    async with async_api.async_playwright() as playwright:
+        browser = await playwright.chromium.launch(**rendering.launch_options())
+        rendering.watch(browser.close)
+        try:
+            context = await browser.new_context(**CONTEXT_OPTIONS)
+            for number, document in enumerate(documents):
+                limit = params.timeout + params.settle_max + 4 * params.script_timeout
+                page_task = _render_document(rendering, context, document, number)
+                try:
+                    rendered.append(await asyncio.wait_for(page_task, limit))
+                except (async_api.Error, WebsimError, TimeoutError) as exc:
+                    raise InputFormatError(f"cannot render {document.location}: {exc}") from exc
+        finally:
+            await rendering.close()
+            with contextlib.suppress(Exception):
+                await browser.close()
+    return rendered, counters
+
+
+def _counter(counters: Counter[str]) -> Callable[[str], None]:
+    def count(key: str) -> None:
+        counters[key] += 1
+
+    return count
+
+
+async def _render_document(
+    rendering: Rendering, context: Any, document: Document, number: int
+) -> RenderedPage:
+    page = await context.new_page()
+    try:
+        if document.body is None:
+            url = document.location
+            await page.route("**", lambda route: route.continue_())
+        else:
+            url = f"{SAVED_FILE_ORIGIN}/{number}/{Path(document.location).name or 'page.html'}"
+            await page.route("**", _serve_saved_file(url, document.body))
+        guard = await rendering.guard(page)
+        await page.goto(url, wait_until="load", timeout=rendering.params.timeout * 1000)
+        guard.raise_if_refused()
+        shot = await rendering.render(page, screenshot=True)
+        return RenderedPage(page.url, await page.content(), shot)
+    finally:
+        with contextlib.suppress(Exception):
+            await page.close()
+
+
+def _serve_saved_file(url: str, body: bytes) -> Callable[[Any], Awaitable[None]]:
+    """Route handler: the saved file at ``url``, 404 for the rest of the synthetic origin."""
+
+    async def serve(route: Any) -> None:
+        requested = str(route.request.url)
+        if requested == url:
+            await route.fulfill(status=200, body=body, content_type="text/html")
+        elif requested.startswith(SAVED_FILE_ORIGIN + "/"):
+            await route.fulfill(status=404, body=b"", content_type="text/plain")
+        else:
+            await route.continue_()
+
+    return serve

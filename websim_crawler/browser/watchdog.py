@@ -1,0 +1,122 @@
+"""Chromium's memory: the private resident memory summed over the browser's processes, capped.
+
+Every 0.1 s the watchdog sums the private resident memory (RSS less the shared pages, which every
+Chromium process maps and a plain RSS sum would count once per process) of the Chromium
+processes started by this process. Past the cap it kills the largest renderer (the page in it
+crashes; its request is counted as ``websim/pages/failed/render_memory``) and, when the browser
+stays over the cap for 5 s with no large renderer left to kill, restarts the whole browser.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from websim_crawler._imports import require
+
+logger = logging.getLogger(__name__)
+
+_POLL_SECONDS = 0.1
+_RESCAN_SECONDS = 1.0
+_GRACE_SECONDS = 5.0
+
+
+def chromium_processes() -> list[Any]:
+    """Return the Chromium processes (``psutil.Process``) descending from this process."""
+    psutil = require("psutil")
+    found = []
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process(os.getpid()).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                if child.name().startswith("chrom"):
+                    found.append(child)
+    return found
+
+
+def private_bytes(process: Any) -> int:
+    """Return a process's resident memory that no other process shares (from ``statm``)."""
+    info = process.memory_info()
+    return int(info.rss - getattr(info, "shared", 0))
+
+
+def _is_renderer(process: Any) -> bool:
+    try:
+        return "--type=renderer" in process.cmdline()
+    except require("psutil").Error:
+        return False
+
+
+class MemoryWatchdog:
+    """Keep the browser's summed private memory under ``limit_bytes``; see the module docstring."""
+
+    def __init__(self, limit_bytes: int, count: Callable[[str], None]) -> None:
+        self.limit_bytes = limit_bytes
+        self.count = count
+        self.peak_bytes = 0
+        self.kills = 0
+        self.psutil = require("psutil")
+        self.processes: list[Any] = []
+        self._rescanned = 0.0
+        self._over_since: float | None = None
+
+    def total_bytes(self) -> int:
+        """Return the summed private resident memory of the browser's processes now."""
+        now = asyncio.get_running_loop().time()
+        if now - self._rescanned >= _RESCAN_SECONDS:
+            self.processes = chromium_processes()
+            self._rescanned = now
+        total = 0
+        for process in self.processes:
+            with contextlib.suppress(self.psutil.Error):
+                total += private_bytes(process)
+        self.peak_bytes = max(self.peak_bytes, total)
+        return total
+
+    async def check(self, restart: Callable[[], Awaitable[None]]) -> None:
+        """Measure once; kill the largest renderer past the cap, restart when that is not enough."""
+        loop = asyncio.get_running_loop()
+        if self.total_bytes() <= self.limit_bytes:
+            self._over_since = None
+            return
+        self._rescanned = 0.0  # over the cap: measure the processes there are now
+        if self.total_bytes() <= self.limit_bytes:
+            return
+        renderers = []
+        for process in self.processes:
+            with contextlib.suppress(self.psutil.Error):
+                if _is_renderer(process):
+                    renderers.append((private_bytes(process), process))
+        largest = max(renderers, key=lambda pair: pair[0], default=None)
+        if largest is not None and largest[0] > self.limit_bytes // 8:
+            with contextlib.suppress(self.psutil.Error):
+                largest[1].kill()
+                self.kills += 1
+                self.count("websim/render/memory_kills")
+                logger.warning(
+                    "rendering: Chromium used over %d MiB; killed a renderer of %d MiB",
+                    self.limit_bytes >> 20,
+                    largest[0] >> 20,
+                )
+            self._rescanned = 0.0
+            return
+        if self._over_since is None:
+            self._over_since = loop.time()
+        elif loop.time() - self._over_since >= _GRACE_SECONDS:
+            self._over_since = None
+            self.count("websim/render/browser_restarts/memory")
+            logger.warning("rendering: Chromium stays over the memory cap; restarting it")
+            await restart()
+            self._rescanned = 0.0
+
+    async def run(self, restart: Callable[[], Awaitable[None]]) -> None:
+        """Check every 0.1 s until cancelled."""
+        while True:
+            try:
+                await self.check(restart)
+            except Exception:  # the watchdog must outlive any one failed check
+                logger.exception("rendering: memory watchdog check failed")
+            await asyncio.sleep(_POLL_SECONDS)
