@@ -41,6 +41,7 @@ SITE = Path(__file__).resolve().parent / "site"
         ),
         ({"finish_reason": "finished"}, "no page was scraped (finish reason finished)"),
         ({"finish_reason": "shutdown"}, None),  # Ctrl-C: the user stopped it
+        ({"finish_reason": "finished", "websim/redis/idle_close": True}, None),  # no work left
         (
             {"finish_reason": "finished", "item_scraped_count": 5, "websim/cluster/failed": 1},
             "the clusters report could not be written",

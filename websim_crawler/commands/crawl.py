@@ -51,6 +51,8 @@ def crawl_failure(stats: Mapping[str, Any]) -> str | None:
         )
     if reason == "shutdown":
         return None  # stopped by the user (Ctrl-C) before anything was scraped: resumable
+    if stats.get("websim/redis/idle_close"):
+        return None  # a distributed worker that found no work left: the others did it
     return f"no page was scraped (finish reason {reason or 'unknown'})"
 
 
