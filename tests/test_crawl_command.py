@@ -41,7 +41,6 @@ SITE = Path(__file__).resolve().parent / "site"
         ),
         ({"finish_reason": "finished"}, "no page was scraped (finish reason finished)"),
         ({"finish_reason": "shutdown"}, None),  # Ctrl-C: the user stopped it
-        ({"finish_reason": "finished", "websim/redis/idle_close": True}, None),  # no work left
         (
             {"finish_reason": "finished", "item_scraped_count": 5, "websim/cluster/failed": 1},
             "the clusters report could not be written",
@@ -52,6 +51,13 @@ def test_crawl_failure_reads_the_finish_reason_and_stats(
     stats: dict[str, object], failure: str | None
 ) -> None:
     assert crawl_failure(stats) == failure
+
+
+def test_an_idle_worker_on_a_shared_frontier_did_not_fail() -> None:
+    idle = {"finish_reason": "finished"}
+    assert crawl_failure(idle, shared_frontier=True) is None
+    failing = {"finish_reason": "finished", "websim/pages/failed/timeout": 1}
+    assert crawl_failure(failing, shared_frontier=True) == "every page failed (failed timeout: 1)"
 
 
 @pytest.fixture(scope="module")

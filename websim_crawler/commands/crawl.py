@@ -16,6 +16,7 @@ from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from websim_crawler.config import websim_config
 from websim_crawler.spiders._args import report_errors_plainly
 
 # Finish reasons the websim spiders close with when they cannot do their job.
@@ -31,8 +32,12 @@ FAILED_OUTPUTS = {
 }
 
 
-def crawl_failure(stats: Mapping[str, Any]) -> str | None:
-    """Return why a finished crawl counts as failed (from its stats), or ``None``."""
+def crawl_failure(stats: Mapping[str, Any], shared_frontier: bool = False) -> str | None:
+    """Return why a finished crawl counts as failed (from its stats), or ``None``.
+
+    A worker on a shared frontier that scraped nothing and failed nothing found the queue
+    emptied by the other workers: that is not a failure.
+    """
     reason = str(stats.get("finish_reason", ""))
     if reason in FAILED_FINISH_REASONS:
         return f"{FAILED_FINISH_REASONS[reason]} (finish reason {reason})"
@@ -49,10 +54,8 @@ def crawl_failure(stats: Mapping[str, Any]) -> str | None:
             + ", ".join(f"{what}: {count}" for what, count in sorted({**failed, **dropped}.items()))
             + ")"
         )
-    if reason == "shutdown":
-        return None  # stopped by the user (Ctrl-C) before anything was scraped: resumable
-    if stats.get("websim/redis/idle_close"):
-        return None  # a distributed worker that found no work left: the others did it
+    if reason == "shutdown" or shared_frontier:
+        return None  # stopped by the user (Ctrl-C), or the other workers took every request
     return f"no page was scraped (finish reason {reason or 'unknown'})"
 
 
@@ -87,7 +90,8 @@ class Command(ScrapyCrawlCommand):
             return
         if crawler.stats is None:
             return
-        failure = crawl_failure(crawler.stats.get_stats())
+        shared_frontier = websim_config(crawler).distributed.redis_url is not None
+        failure = crawl_failure(crawler.stats.get_stats(), shared_frontier)
         if failure is not None:
             print(f"scrapy crawl {args[0]}: {failure}", file=sys.stderr)
             self.exitcode = 1
