@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -13,8 +14,12 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+import pytest_twisted
+from conftest import analysed
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.core.clustering import DocumentCollector
@@ -70,27 +75,30 @@ def page(number: int) -> dict[str, object]:
     return {"url": f"http://s.org/{number}", "kind": "record", "html": html}
 
 
-def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> None:
+@pytest_twisted.inlineCallbacks
+def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> Any:
     settings = {
         "JOBDIR": str(tmp_path / "job"),
         "WEBSIM_CLUSTERS_OUTPUT": str(tmp_path / "clusters.json"),
+        "WEBSIM_ANALYSIS_WORKERS": 0,
+        "WEBSIM_CHUNK_DETAIL": "full",
     }
     analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
     clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
     for number in range(5):
-        clustering.process_item(analysis.process_item(page(number)))
-    analysis.close_spider()
+        clustering.process_item(analysed(analysis, page(number)))
+    yield deferred_from_coro(analysis.close_spider())
     # What ClusteringPipeline.close_spider saves before it clusters (the crawl test runs it).
     save_state(settings, BUFFER_STATE, clustering.collector.to_dict())
 
     resumed_analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
     resumed_clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
-    assert resumed_analysis.site_memory.to_dict() == analysis.site_memory.to_dict()
-    assert len(resumed_analysis.site_memory) > 0
+    assert resumed_analysis.pool.site_memory.to_dict() == analysis.pool.site_memory.to_dict()
+    assert len(resumed_analysis.pool.site_memory) > 0
     assert resumed_clustering.collector.documents == clustering.collector.documents
     assert len(resumed_clustering.collector.documents) == 5
     # The footer, seen on 5 pages before, is template for the resumed pipeline at once.
-    item = resumed_analysis.process_item(page(6))
+    item = analysed(resumed_analysis, page(6))
     (footer,) = [chunk for chunk in item["chunks"] if "Copyright" in chunk["text"]]
     assert footer["is_main"] is False
 
@@ -172,6 +180,7 @@ def test_sigterm_then_resume_gives_the_uninterrupted_pages_and_clusters(tmp_path
 # --- SIGKILL: the SQLite frontier ------------------------------------------------------------
 
 CONCURRENCY = 4
+ANALYSIS_PENDING = 4
 
 
 def serve_slow_demo(delay: float) -> tuple[ThreadingHTTPServer, str]:
@@ -199,6 +208,7 @@ def fast_crawl(site: str, folder: Path, *, kill_at_lines: int | None = None) -> 
         f"JOBDIR={folder / 'job'}",
         f"CONCURRENT_REQUESTS={CONCURRENCY}",
         f"CONCURRENT_REQUESTS_PER_DOMAIN={CONCURRENCY}",
+        f"WEBSIM_ANALYSIS_MAX_PENDING={ANALYSIS_PENDING}",
         "AUTOTHROTTLE_ENABLED=0",
         "LOG_LEVEL=INFO",
         f"LOG_FILE={folder / 'crawl.log'}",
@@ -211,6 +221,12 @@ def fast_crawl(site: str, folder: Path, *, kill_at_lines: int | None = None) -> 
 
     # SIGKILL: no shutdown, nothing saved
     return run_crawl(command, written_enough if kill_at_lines else None, signal.SIGKILL)
+
+
+def requeued_at_last_start(log: Path) -> int:
+    """Return how many in-flight requests the last run of a JOBDIR requeued when it started."""
+    found = re.findall(r"JOBDIR: (\d+) request\(s\) in flight", log.read_text(encoding="utf-8"))
+    return int(found[-1]) if found else 0
 
 
 def page_keys(feed: Path) -> list[tuple[str, str]]:
@@ -232,7 +248,10 @@ def test_sigkill_at_several_points_then_resume_loses_nothing(tmp_path: Path) -> 
             pages = page_keys(killed / "pages.jsonl")
             new = pages[len(previous) :]
             recrawled = sum(1 for key in new if key in set(previous))
-            assert recrawled <= CONCURRENCY, (kill_at, recrawled)  # only the requests in flight
+            requeued = requeued_at_last_start(killed / "crawl.log")
+            assert recrawled <= requeued, (kill_at, recrawled, requeued)  # only those in flight
+            # in flight: downloading, in the analysis pool, and waiting for a pool slot
+            assert requeued <= 2 * CONCURRENCY + ANALYSIS_PENDING, (kill_at, requeued)
             assert len(pages) >= kill_at - 1  # the last line may be cut by the kill
             previous = pages
         assert fast_crawl(site, killed) == 0
