@@ -47,7 +47,11 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("page_a", metavar="A", help="first page: URL or HTML file")
     parser.add_argument("page_b", metavar="B", help="second page: URL or HTML file")
-    parser.add_argument("--mode", choices=MODES, default="cascade", help="default: cascade")
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        help="how the pair is judged (default: WEBSIM_SIMILARITY_PAIRS_MODE)",
+    )
     parser.add_argument("--format", choices=("json", "html"), default="json")
     parser.add_argument("-o", "--output", help="write the report here (default: stdout)")
     parser.add_argument("--render", action="store_true", help="render and screenshot both pages")
