@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -683,32 +683,54 @@ def second_set(per_site: int, pairs_per_group: int, seed: int) -> ScoredPairs | 
 
 
 def similar_speed(cache_dir: Path, seed: int) -> None:
-    """Time ``websim similar``'s two steps on a feed of real pages (big9 and books-and-sites)."""
-    feed = cache_dir / "real-pages.jsonl"
-    pages = load_big9(cache_dir)
-    with feed.open("w", encoding="utf-8") as handle:
-        for page in pages:
-            html = page.path.read_bytes().decode("utf-8", "replace")
-            handle.write(json.dumps({"url": page_url(page), "html": html}) + "\n")
-        for group, group_pages in second_set_pages(10**6, seed).items():
-            if group in ("books", "home"):
-                for url, html_bytes in group_pages:
-                    html = html_bytes.decode("utf-8", "replace")
-                    handle.write(json.dumps({"url": url, "html": html}) + "\n")
-    start = time.process_time()
-    records = list(iter_jsonl(feed, ReadReport()))
-    features = [features_from_item(record) for record in records]
-    feature_time = time.process_time() - start
-    start = time.process_time()
-    result = find_similar_pairs(features, SimilarityParams())
-    pair_time = time.process_time() - start
-    print(f"\n## websim similar on {len(features)} real pages ({feed}: big9 and books-and-sites)\n")
+    """Time ``websim similar``'s steps on feeds of real pages (big9, books-and-sites, both)."""
+    big9_records = [
+        {"url": page_url(page), "html": page.path.read_bytes().decode("utf-8", "replace")}
+        for page in load_big9(cache_dir)
+    ]
+    other_records = [
+        {"url": url, "html": html.decode("utf-8", "replace")}
+        for group, group_pages in second_set_pages(10**6, seed).items()
+        if group in ("books", "home")
+        for url, html in group_pages
+    ]
     print(
-        f"features (parse, analysis, template arrays) {feature_time:.1f} s CPU; blocking and "
-        f"comparison of {result.candidate_pairs} candidate pairs ({result.blocking}) "
-        f"{pair_time:.1f} s CPU: {result.candidate_pairs / pair_time:.0f} compared pairs/s "
-        f"(target >= 500); {len(result.pairs)} similar"
+        "\n## websim similar on feeds of real pages (CPU seconds; compared pairs/s = candidate "
+        "pairs / comparison time, target >= 500)\n"
     )
+    print(
+        "| feed | pages | features (parse, analysis, template arrays) | blocking "
+        "| candidate pairs | comparison | compared pairs/s | similar pairs |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, records in (
+        ("big9", big9_records),
+        ("books-and-sites", other_records),
+        ("both", big9_records + other_records),
+    ):
+        feed = cache_dir / f"feed-{name}.jsonl"
+        with feed.open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(record) + "\n" for record in records)
+        start = time.process_time()
+        features = [features_from_item(record) for record in iter_jsonl(feed, ReadReport())]
+        feature_time = time.process_time() - start
+        marks: list[float] = []
+
+        def mark_comparisons(
+            pairs: Iterable[tuple[int, int]], marks: list[float] = marks
+        ) -> Iterable[tuple[int, int]]:
+            marks.append(time.process_time())  # blocking is done, comparisons start
+            return pairs
+
+        start = time.process_time()
+        result = find_similar_pairs(features, SimilarityParams(), mark_comparisons)
+        end = time.process_time()
+        comparison_time = end - marks[0]
+        print(
+            f"| {name} | {len(features)} | {feature_time:.1f} s | {marks[0] - start:.1f} s | "
+            f"{result.candidate_pairs} ({result.blocking}) | {comparison_time:.1f} s | "
+            f"{result.candidate_pairs / comparison_time:,.0f} | {len(result.pairs)} |"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,7 +21,7 @@ from websim_crawler.core.html import outgoing_links
 from websim_crawler.core.page import analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
-from websim_crawler.core.similarity.links import link_similarity
+from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
@@ -227,7 +227,9 @@ def _stage_score(
         )
         return score, support, f"{support} distinct keywords"
     if stage == "links":
-        result = link_similarity(first.links, second.links, first.predecessors, second.predecessors)
+        result = keyed_link_similarity(
+            first.links, second.links, first.predecessors, second.predecessors
+        )
         return result.score, result.support, f"{result.support} links and predecessors"
     if first.signature is None or second.signature is None:
         return 0.0, 0, "no screenshot"
