@@ -6,6 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 APT_PACKAGES := chromium redis-server
 STAMP := $(VENV)/.installed
+BASE_STAMP := $(VENV)/.installed-base
 
 .PHONY: demo test lint bench system-packages clean
 
@@ -18,9 +19,14 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# The demo needs only the base package; the tests and benchmarks need every extra.
+$(BASE_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $(BASE_STAMP)
+
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[render,distributed,test,bench]"
-	touch $(STAMP)
+	touch $(STAMP) $(BASE_STAMP)
 
 system-packages:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
@@ -30,7 +36,7 @@ system-packages:
 	  else echo "note: missing Debian packages:$$missing (tests that need them are skipped)"; fi; \
 	fi
 
-demo: $(STAMP)
+demo: $(BASE_STAMP)
 	$(BIN)/python -m websim_crawler demo
 
 lint: $(STAMP)
@@ -47,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/similarity.py
 	$(BIN)/python benchmarks/neardup.py
 	$(BIN)/python benchmarks/distributed.py
+	$(BIN)/python benchmarks/crawl.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

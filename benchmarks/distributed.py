@@ -12,7 +12,9 @@
   replacement worker is started (``WEBSIM_REDIS_LEASE=--lease`` seconds, so the dead worker's
   leased requests are requeued that long after the kill). Reported: pages lost (site pages in no
   feed; must be 0), duplicates before de-duplication (lines of the feeds minus distinct URLs:
-  the pages the dead worker had written but not yet acknowledged), and requests requeued.
+  the pages the dead worker had written but not yet acknowledged), and requests requeued. The
+  same run with scrapy-redis' own scheduler and Scrapy's buffered feed storage (as before the
+  leases) shows what they cost.
 (b) Clustering: fuzzy c-means on N=``--rows`` LSA-like rows (50 dims, float32, 10 blobs), the
   in-memory ``FuzzyCMeans`` against ``DaskFuzzyCMeans`` on a LocalCluster (2 worker processes,
   chunks of ``--chunk-rows`` rows), same seed, 20 iterations each; the largest membership difference
@@ -147,7 +149,12 @@ def crawl_with_workers(
 
 
 def kill_and_replace(
-    redis_url: str, start_url: str, concurrency: int, folder: Path, kill_after: int, lease: float
+    redis_url: str,
+    start_url: str,
+    concurrency: int,
+    folder: Path,
+    kill_after: int,
+    extra: tuple[str, ...],
 ) -> tuple[set[str], int, int]:
     """Two workers, worker 1 SIGKILLed after ``kill_after`` pages, a replacement started.
 
@@ -155,9 +162,8 @@ def kill_and_replace(
     """
     import redis
 
-    prefix = "benchkill"
+    prefix = f"benchkill{len(extra)}"
     seed(redis_url, prefix, start_url)
-    extra = (f"WEBSIM_REDIS_LEASE={lease}",)
     outs = [folder / f"{prefix}-{n}" for n in range(3)]
 
     def start(number: int) -> subprocess.Popen[bytes]:
@@ -221,17 +227,32 @@ def kill_part(pages: int, delay: float, concurrency: int, kill_after: int, lease
         f"\n(c) kill and replace: {pages} pages, {delay * 1000:.0f} ms per request, "
         f"{concurrency} per worker, worker 1 SIGKILLed after {kill_after} pages, lease {lease:g} s"
     )
+    # As before leases: scrapy-redis' own scheduler, Scrapy's buffered file feed storage.
+    scrapy_redis_only = (
+        "SCHEDULER=scrapy_redis.scheduler.Scheduler",
+        'FEED_STORAGES={"": "scrapy.extensions.feedexport.FileFeedStorage", '
+        '"file": "scrapy.extensions.feedexport.FileFeedStorage"}',
+    )
+    runs = (
+        ("websim leases", (f"WEBSIM_REDIS_LEASE={lease}",)),
+        ("scrapy-redis", scrapy_redis_only),
+    )
+    header = ("frontier", "pages", "in feeds", "distinct", "lost", "duplicates", "requeued")
+    print("{:>14} {:>6} {:>9} {:>9} {:>5} {:>11} {:>9}".format(*header))
+    site_urls = {f"{base}/p/{n}" for n in range(pages)}
+    lost_with_leases = 0
     with LocalRedis() as redis, tempfile.TemporaryDirectory() as folder:
-        urls, lines, requeued = kill_and_replace(
-            redis.url, f"{base}/p/0", concurrency, Path(folder), kill_after, lease
-        )
+        for name, extra in runs:
+            urls, lines, requeued = kill_and_replace(
+                redis.url, f"{base}/p/0", concurrency, Path(folder), kill_after, extra
+            )
+            lost = len(site_urls - urls)
+            lost_with_leases += lost if name == "websim leases" else 0
+            row = (name, pages, lines, len(urls), lost, lines - len(urls), requeued)
+            print("{:>14} {:>6} {:>9} {:>9} {:>5} {:>11} {:>9}".format(*row))
     server.shutdown()
-    lost = pages - len(urls & {f"{base}/p/{n}" for n in range(pages)})
-    header = ("pages", "in feeds", "distinct", "lost", "duplicates", "requeued")
-    print("{:>6} {:>9} {:>9} {:>5} {:>11} {:>9}".format(*header))
-    print(f"{pages:>6} {lines:>9} {len(urls):>9} {lost:>5} {lines - len(urls):>11} {requeued:>9}")
-    if lost:
-        raise SystemExit(f"{lost} pages lost")
+    if lost_with_leases:
+        raise SystemExit(f"{lost_with_leases} pages lost with leases")
 
 
 def clustering_part(rows: int, chunk_rows: int) -> None:

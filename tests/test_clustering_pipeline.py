@@ -16,6 +16,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.cli import main
+from websim_crawler.core.text import keyword_tokens
 from websim_crawler.items import PageItem
 from websim_crawler.pipelines.clustering import ClusteringPipeline
 
@@ -137,11 +138,14 @@ def test_cli_clusters_a_feed_and_analyses_pages_without_keywords(
             "--no-progress",
         ]
     )
-    assert code == 0
+    assert code == 1  # the truncated line is a failed input; the rest is clustered
+    captured = capsys.readouterr()
+    assert "1 feed line(s) skipped: invalid json" in captured.err
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["params"]["n_clusters"] == 3  # auto finds the three topics
     assert report["params"]["n_clusters_requested"] == "auto"
-    assert [c["n_clusters"] for c in report["validity"]["candidates"]] == [2, 3, 4]
+    upper = len(report["documents"]) // 5  # auto tries 2..N/5
+    assert [c["n_clusters"] for c in report["validity"]["candidates"]] == list(range(2, upper + 1))
     assert report["input"]["skipped"] == {
         "duplicate_url": 1,
         "line_invalid_json": 1,
@@ -150,7 +154,7 @@ def test_cli_clusters_a_feed_and_analyses_pages_without_keywords(
     cluster_of = {document["url"]: document["cluster"] for document in report["documents"]}
     assert cluster_of["http://site.test/cooking/html"] == cluster_of["http://site.test/cooking/0"]
     assert cluster_of["http://site.test/cooking/0"] != cluster_of["http://site.test/football/0"]
-    assert "19 page(s) in 3 cluster(s)" in capsys.readouterr().out
+    assert "19 page(s) in 3 cluster(s)" in captured.out
     assert "Cluster 0" in page.read_text(encoding="utf-8")
 
 
@@ -164,9 +168,37 @@ def test_cli_kind_results_and_bad_arguments(
     )
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["documents"] == []
-    assert report["input"]["skipped"] == {"other_kind": 19, "no_keywords": 1}
+    assert report["input"]["skipped"] == {"other_kind": 18, "duplicate_url": 1, "no_keywords": 1}
 
     assert main(["cluster", str(feed), "-o", str(output), "--n-clusters", "lots"]) == 2
     assert "--n-clusters must be a positive integer or 'auto'" in capsys.readouterr().err
     assert main(["cluster", str(tmp_path / "missing.jsonl"), "-o", str(output)]) == 2
     assert "cannot read" in capsys.readouterr().err
+
+
+@pytest_twisted.inlineCallbacks
+def test_pipeline_reports_keywords_in_their_surface_form(tmp_path: Path) -> Any:
+    output = tmp_path / "clusters.json"
+    crawler = get_crawler(
+        settings_dict={"WEBSIM_CLUSTERS_OUTPUT": str(output), "WEBSIM_CLUSTERS_N": "2"}
+    )
+    pipeline = build_from_crawler(ClusteringPipeline, crawler)
+    texts = {
+        "sky": "Telescopes show galaxies; telescopes show comets and galaxies.",
+        "kitchen": "Ovens bake loaves; bakers watch ovens and loaves rising.",
+    }
+    for topic, text in texts.items():
+        for number in range(4):
+            item = {
+                "url": f"http://site.test/{topic}/{number}",
+                "kind": "record",
+                "keywords": dict(Counter(keyword_tokens(text, "en"))),
+                "main_text": text,
+                "language": "en",
+            }
+            pipeline.process_item(item)
+    yield deferred_from_coro(pipeline.close_spider())
+    report = json.loads(output.read_text(encoding="utf-8"))
+    shown = {k["stem"]: k["term"] for c in report["clusters"] for k in c["top_keywords"]}
+    assert shown["telescop"] == "telescopes" and shown["galaxi"] == "galaxies"
+    assert shown["oven"] == "ovens" and shown["loav"] == "loaves"

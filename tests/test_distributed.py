@@ -31,10 +31,10 @@ from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import ReadReport, iter_feeds, iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.distributed.addon import RedisAddon
-from websim_crawler.distributed.leases import RedisLeases
+from websim_crawler.distributed.leases import RedisLeases, delete_worker_keys
 from websim_crawler.distributed.local import LocalRedis
-from websim_crawler.distributed.params import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.distributed.seeds import parse_seed
+from websim_crawler.distributed_params import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders.deepweb import DeepWebSpider
 from websim_crawler.spiders.site import SiteSpider
@@ -362,6 +362,11 @@ def test_leases_requeue_a_dead_workers_requests_once(redis_url: str) -> None:
     assert done is not None and done[1] == b"other suspect" and kept is not None
     assert survivors[1].release(done[0]) and server.zcard(keys.suspects) == 0
     assert survivors[1].give_back().requests == 1 and server.zcard(keys.requests) == 2
+    survivors[0].beat()
+    survivors[0].take()
+    worker = survivors[0].worker
+    assert server.exists(keys.in_flight(worker), keys.heartbeat(worker)) == 2
+    assert delete_worker_keys(server, keys) == 2  # what websim seed --reset deletes
 
 
 class TreeSite:

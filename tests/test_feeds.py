@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +22,8 @@ from websim_crawler.cli import main
 from websim_crawler.core import io as feed_io
 from websim_crawler.core.io import ReadReport, incomplete_marker, iter_feeds, iter_jsonl, open_feed
 from websim_crawler.feeds import DurableFileFeedStorage
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_a_cut_last_line_is_skipped_quietly_and_counted(
@@ -116,3 +125,62 @@ def test_cluster_similar_and_neardup_count_each_url_once(
     neardup = json.loads(out.read_text(encoding="utf-8"))
     assert neardup["stats"]["input_lines_skipped"] == {"duplicate_url": 1}
     assert neardup["stats"]["pages"]["seen"] == neardup["stats"]["pages"]["indexed"] == 8
+
+
+class SlowPages(BaseHTTPRequestHandler):
+    """Pages /p/0 .. /p/9 linking to the next two; the first answers after 3 s, the others 0.2 s."""
+
+    def log_message(self, format: str, *args: object) -> None:
+        return
+
+    def do_GET(self) -> None:
+        if not self.path.startswith("/p/") or not self.path[3:].isdigit():
+            self.send_error(404)
+            return
+        number = int(self.path[3:])
+        time.sleep(3.0 if number == 0 else 0.2)
+        links = "".join(f"<a href='/p/{n}'>page {n}</a>" for n in (2 * number + 1, 2 * number + 2))
+        body = f"<html><body><h1>Page {number}</h1><p>Text of page {number}.</p>{links}</body>"
+        data = body.encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.mark.slow
+def test_overwriting_feed_keeps_the_old_one_until_the_first_item(tmp_path: Path) -> None:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowPages)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    feed = tmp_path / "pages.jsonl"
+    feed.write_bytes(b'{"url": "old"}\n')
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-O", str(feed)]
+    command += ["-a", f"start_url=http://127.0.0.1:{server.server_address[1]}/p/0"]
+    command += ["-s", "AUTOTHROTTLE_ENABLED=0", "-s", f"LOG_FILE={tmp_path / 'crawl.log'}"]
+    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+    try:
+        for stop_at_lines in (0, 3):  # killed before its first item, then after three
+            crawl = subprocess.Popen(command, cwd=REPO, env=environment)
+            deadline = time.monotonic() + 60
+            log = tmp_path / "crawl.log"
+            while time.monotonic() < deadline and crawl.poll() is None:
+                opened = log.exists() and "Spider opened" in log.read_text("utf-8")
+                if opened and feed.read_bytes().count(b"\n") >= stop_at_lines:
+                    break
+                time.sleep(0.02)
+            crawl.send_signal(signal.SIGKILL)
+            assert crawl.wait(timeout=30) == -signal.SIGKILL
+            log.unlink()
+            if stop_at_lines == 0:
+                assert feed.read_bytes() == b'{"url": "old"}\n'  # not yet replaced
+                assert not incomplete_marker(feed).exists()
+    finally:
+        server.shutdown()
+        server.server_close()
+    report = ReadReport()
+    urls = [record["url"] for record in iter_jsonl(feed, report)]
+    assert len(urls) >= 3 and "old" not in urls  # replaced, every full line a page
+    assert set(report.skipped) <= {"cut_last_line"}
+    assert report.incomplete_feeds == [str(feed)]  # the killed crawl left its marker

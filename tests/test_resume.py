@@ -13,8 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+import pytest_twisted
+from conftest import analysed
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.core.clustering import DocumentCollector
@@ -22,6 +26,7 @@ from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.demo.site import Archive, DemoSite, make_handler
 from websim_crawler.jobdir import load_state, save_state, state_path
+from websim_crawler.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.clustering import BUFFER_STATE, ClusteringPipeline
 
@@ -69,27 +74,30 @@ def page(number: int) -> dict[str, object]:
     return {"url": f"http://s.org/{number}", "kind": "record", "html": html}
 
 
-def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> None:
+@pytest_twisted.inlineCallbacks
+def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> Any:
     settings = {
         "JOBDIR": str(tmp_path / "job"),
         "WEBSIM_CLUSTERS_OUTPUT": str(tmp_path / "clusters.json"),
+        "WEBSIM_ANALYSIS_WORKERS": 0,
+        "WEBSIM_CHUNK_DETAIL": "full",
     }
     analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
     clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
     for number in range(5):
-        clustering.process_item(analysis.process_item(page(number)))
-    analysis.close_spider()
+        clustering.process_item(analysed(analysis, page(number)))
+    yield deferred_from_coro(analysis.close_spider())
     # What ClusteringPipeline.close_spider saves before it clusters (the crawl test runs it).
     save_state(settings, BUFFER_STATE, clustering.collector.to_dict())
 
     resumed_analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
     resumed_clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
-    assert resumed_analysis.site_memory.to_dict() == analysis.site_memory.to_dict()
-    assert len(resumed_analysis.site_memory) > 0
+    assert resumed_analysis.pool.site_memory.to_dict() == analysis.pool.site_memory.to_dict()
+    assert len(resumed_analysis.pool.site_memory) > 0
     assert resumed_clustering.collector.documents == clustering.collector.documents
     assert len(resumed_clustering.collector.documents) == 5
     # The footer, seen on 5 pages before, is template for the resumed pipeline at once.
-    item = resumed_analysis.process_item(page(6))
+    item = analysed(resumed_analysis, page(6))
     (footer,) = [chunk for chunk in item["chunks"] if "Copyright" in chunk["text"]]
     assert footer["is_main"] is False
 
@@ -246,3 +254,24 @@ def test_sigkill_at_several_points_then_resume_loses_nothing(tmp_path: Path) -> 
     assert "request(s) in flight when the crawl stopped, requeued" in log
     assert not (killed / "pages.jsonl.incomplete").exists()  # the last run closed cleanly
     assert (killed / "job" / "websim-frontier.sqlite").exists()
+
+
+def test_sqlite_frontier_filters_orders_leases_and_requeues(tmp_path: Path) -> None:
+    path = tmp_path / "job" / FRONTIER_FILE
+    frontier = SqliteFrontier(path)
+    assert frontier.add("fp-a", 0, b"a") and frontier.add("fp-b", 0, b"b")
+    assert not frontier.add("fp-a", 5, b"a again")  # seen: filtered
+    assert frontier.add(None, 0, b"unfiltered") and frontier.add("fp-c", 1, b"urgent")
+    assert frontier.pending() == 4
+    order = [frontier.lease() for _ in range(3)]  # priority first, then newest first
+    assert [entry[1] for entry in order if entry] == [b"urgent", b"unfiltered", b"b"]
+    assert order[0] is not None
+    frontier.release(order[0][0])  # finished
+    frontier.close()  # killed with two requests in flight ("unfiltered", "b")
+    resumed = SqliteFrontier(path)
+    assert resumed.requeue_leased() == 2 and resumed.pending() == 3
+    assert not resumed.mark_seen("fp-b") and resumed.mark_seen("fp-d")
+    leased = [resumed.lease() for _ in range(4)]
+    assert sorted(entry[1] for entry in leased if entry) == [b"a", b"b", b"unfiltered"]
+    assert leased[3] is None
+    resumed.close()

@@ -243,7 +243,7 @@ def test_cli_reports_a_bad_weights_file(tmp_path: Path, capsys: pytest.CaptureFi
     code = main(["similar", str(feed), "-o", str(tmp_path / "p.json"), "--weights", str(bad)])
     assert code == 2
     error = capsys.readouterr().err
-    assert "WEBSIM_SIMILARITY_WEIGHTS_FILE" in error and "is not JSON" in error
+    assert "--weights: the weights file" in error and "is not JSON" in error  # names the flag
     assert not (tmp_path / "p.json").exists()
     page = tmp_path / "a.html"
     page.write_text(LIST_PAGE, encoding="utf-8")

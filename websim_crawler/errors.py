@@ -23,6 +23,10 @@ class InputFormatError(WebsimError):
     """An input file (JSON Lines, PNG, saved crawl) is malformed; the message says where."""
 
 
+class OutputPathError(WebsimError):
+    """An output file cannot be written there (a folder, a read-only place); says the fix."""
+
+
 class MissingExtraError(WebsimError, ImportError):
     """An optional dependency is missing; the message names the extra to install."""
 

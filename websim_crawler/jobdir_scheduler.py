@@ -161,6 +161,13 @@ class JobdirScheduler(Scheduler):
             pending = self.frontier.pending()
             if pending:
                 logger.info("JOBDIR: resuming with %d queued request(s)", pending)
+            elif (self.frontier.path.parent / "requests.queue").is_dir():
+                logger.warning(
+                    "JOBDIR %s holds a queue written by Scrapy's own scheduler; it is not read, "
+                    "the crawl starts afresh in %s",
+                    self.frontier.path.parent,
+                    FRONTIER_FILE,
+                )
             release_when_done(self.crawler, self._release)
         return opened
 

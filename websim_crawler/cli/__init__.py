@@ -70,7 +70,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run ``websim`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # a usage error (2) or --help/--version (0), already printed
+        return exc.code if isinstance(exc.code, int) else 2
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -9,31 +9,24 @@ from __future__ import annotations
 
 import argparse
 import base64
-import dataclasses
 import html
 import json
 import os
 import sys
-import urllib.error
-import urllib.request
-from pathlib import Path
 from typing import Any
 
 from websim_crawler._imports import require
-from websim_crawler.cli._settings import add_settings_option, settings_from_pairs
+from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
+from websim_crawler.cli._sources import location_url, read_page
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import atomic_write_text
+from websim_crawler.core.io import atomic_write_text, check_output_path
 from websim_crawler.core.similarity.compare import (
-    MODES,
     ComparisonReport,
     compare_pages,
     page_features,
 )
-from websim_crawler.core.similarity.params import LAYOUT_MEASURES
-from websim_crawler.errors import BrowserMissingError, InputFormatError
+from websim_crawler.errors import BrowserMissingError, InputFormatError, PageError
 
-_FETCH_TIMEOUT = 30
-_MAX_BYTES = 50_000_000
 _BROWSER_ARGS = ("--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--mute-audio")
 
 
@@ -47,43 +40,22 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("page_a", metavar="A", help="first page: URL or HTML file")
     parser.add_argument("page_b", metavar="B", help="second page: URL or HTML file")
-    parser.add_argument(
-        "--mode",
-        choices=MODES,
-        help="how the pair is judged (default: WEBSIM_SIMILARITY_PAIRS_MODE)",
-    )
     parser.add_argument("--format", choices=("json", "html"), default="json")
     parser.add_argument("-o", "--output", help="write the report here (default: stdout)")
     parser.add_argument("--render", action="store_true", help="render and screenshot both pages")
     parser.add_argument("--screenshot-a", help="PNG screenshot of A")
     parser.add_argument("--screenshot-b", help="PNG screenshot of B")
-    parser.add_argument("--layout-measure", choices=LAYOUT_MEASURES, help="layout stage measure")
-    parser.add_argument(
-        "--weights",
-        metavar="FILE",
-        help="JSON stage weights fitted with StageCombiner (sets WEBSIM_SIMILARITY_WEIGHTS_FILE)",
-    )
+    add_setting_flags(parser, "compare")
     add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
     parser.set_defaults(func=run)
 
 
-def _is_url(location: str) -> bool:
-    return location.startswith(("http://", "https://"))
-
-
-def read_page(location: str) -> bytes:
-    """Return the bytes of a saved page or of a URL fetched with a plain GET."""
-    if _is_url(location):
-        request = urllib.request.Request(location, headers={"User-Agent": "websim-crawler"})
-        try:
-            with urllib.request.urlopen(request, timeout=_FETCH_TIMEOUT) as response:
-                return bytes(response.read(_MAX_BYTES))
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise InputFormatError(f"cannot fetch {location}: {exc}") from exc
+def read_input(location: str, config: WebsimConfig) -> bytes:
+    """Return the bytes of a saved page (``.gz`` too), a PNG or a URL, bounded like a crawl."""
     try:
-        return Path(location).read_bytes()
-    except OSError as exc:
-        raise InputFormatError(f"cannot read {location}: {exc.strerror or exc}") from exc
+        return read_page(location, config).body
+    except PageError as exc:
+        raise InputFormatError(str(exc)) from exc
 
 
 def render_pages(
@@ -110,7 +82,7 @@ def render_pages(
             if block_remote:
                 page.route("**/*", _local_only)
             for location in locations:
-                url = location if _is_url(location) else Path(location).resolve().as_uri()
+                url = location_url(location)
                 try:
                     page.goto(url, wait_until="load", timeout=timeout * 1000)
                 except sync_api.Error as exc:
@@ -164,37 +136,35 @@ def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None
 
 def run(args: argparse.Namespace) -> int:
     """Compare the two pages and write the report; exit 0 when similar, 1 when not."""
-    settings = settings_from_pairs(args.set)
-    if args.weights:
-        settings["WEBSIM_SIMILARITY_WEIGHTS_FILE"] = args.weights
-    config = WebsimConfig.from_settings(settings)
-    params = config.similarity
-    if args.layout_measure:
-        params = dataclasses.replace(params, layout_measure=args.layout_measure)
+    config = command_config(args, "compare")
+    if args.output:
+        check_output_path(args.output)
+    params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     locations = [args.page_a, args.page_b]
     if args.render:
         rendered = render_pages(locations, config.render.chromium_path)
         pages: list[str | bytes] = [page for page, _png in rendered]
         screenshots: list[bytes | None] = [png for _page, png in rendered]
     else:
-        pages = [read_page(location) for location in locations]
+        pages = [read_input(location, config) for location in locations]
         screenshots = [None, None]
     for slot, option in enumerate((args.screenshot_a, args.screenshot_b)):
         if option:
-            screenshots[slot] = read_page(option)
+            screenshots[slot] = read_input(option, config)
     features = [
         page_features(
             page,
-            url=location if _is_url(location) else Path(location).resolve().as_uri(),
+            url=location_url(location),
             screenshot=png,
             params=params,
+            analysis_params=config.analysis,
         )
         for page, location, png in zip(pages, locations, screenshots, strict=True)
     ]
     for location, feature in zip(locations, features, strict=True):
         for problem in feature.problems:
             print(f"websim compare: {location}: {problem}", file=sys.stderr)
-    report = compare_pages(features[0], features[1], args.mode, params)
+    report = compare_pages(features[0], features[1], params.pairs_mode, params)
     if args.format == "html":
         text = render_report_html(report, (screenshots[0], screenshots[1]))
     else:

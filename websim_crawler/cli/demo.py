@@ -14,6 +14,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+from websim_crawler.cli._settings import (
+    add_setting_flags,
+    add_settings_option,
+    command_config,
+    command_settings,
+)
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.demo.site import DemoSite
 from websim_crawler.errors import WebsimError
@@ -44,11 +50,8 @@ def register(subparsers: Any) -> None:
         default="demo-output",
         help="folder for the results (default: %(default)s)",
     )
-    parser.add_argument(
-        "--n-clusters",
-        default="auto",
-        help="number of clusters, or 'auto' (chosen by a validity index; default: %(default)s)",
-    )
+    add_setting_flags(parser, "demo")
+    add_settings_option(parser, "WEBSIM_CLUSTERS_N=5 (passed on to the crawl)")
     parser.add_argument(
         "--serve",
         action="store_true",
@@ -59,15 +62,16 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Serve the demo site and crawl it (or only serve it with ``--serve``)."""
+    command_config(args, "demo")  # a bad setting stops here, before the site starts
     with DemoSite() as site:
         if args.serve:
             print(f"demo site at {site.url} (Ctrl-C stops it)", flush=True)
             while True:
                 time.sleep(3600)
-        return crawl_demo(site.url, Path(args.output), str(args.n_clusters))
+        return crawl_demo(site.url, Path(args.output), command_settings(args, "demo"))
 
 
-def crawl_demo(start_url: str, output: Path, n_clusters: str) -> int:
+def crawl_demo(start_url: str, output: Path, settings: dict[str, object]) -> int:
     """Crawl ``start_url`` with deepweb into ``output`` and print a summary of the clusters."""
     output = output.resolve()
     output.mkdir(parents=True, exist_ok=True)
@@ -95,8 +99,7 @@ def crawl_demo(start_url: str, output: Path, n_clusters: str) -> int:
         f"WEBSIM_CLUSTERS_OUTPUT={clusters}",
         "-s",
         f"WEBSIM_CLUSTERS_HTML={report}",
-        "-s",
-        f"WEBSIM_CLUSTERS_N={n_clusters}",
+        *(part for name, value in settings.items() for part in ("-s", f"{name}={value}")),
         "-s",
         f"LOG_FILE={log}",
         "-s",

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from websim_crawler._imports import require
+from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
 from websim_crawler.distributed.leases import delete_worker_keys
-from websim_crawler.distributed.params import DistributedParams, redacted_url
 from websim_crawler.distributed.seeds import seed_entry
+from websim_crawler.distributed_params import redacted_url
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
 from websim_crawler.spiders._args import parse_http_url
 
@@ -34,22 +35,14 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "-f", "--file", action="append", default=[], help="read seeds from a file, one a line"
     )
-    parser.add_argument(
-        "--redis",
-        default=os.environ.get("WEBSIM_REDIS_URL"),
-        help="Redis URL, e.g. redis://host:6379/0 (default: $WEBSIM_REDIS_URL)",
-    )
-    parser.add_argument(
-        "--prefix",
-        default=DistributedParams().key_prefix,
-        help="key prefix, as WEBSIM_REDIS_PREFIX of the workers (default: %(default)s)",
-    )
+    add_setting_flags(parser, "seed")
     parser.add_argument(
         "--reset",
         action="store_true",
         help="delete the crawl's queue, duplicate filter, seeds, leases, dead-letter list and "
         "shared counts before pushing",
     )
+    add_settings_option(parser, "WEBSIM_REDIS_PREFIX=crawl1")
     parser.set_defaults(func=run)
 
 
@@ -71,16 +64,18 @@ def read_seeds(spider: str, values: list[str], files: list[str]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     """Push the seeds; print how many wait in Redis."""
-    if not args.redis:
+    if os.environ.get("WEBSIM_REDIS_URL"):  # below -s and --redis
+        args.set = [f"WEBSIM_REDIS_URL={os.environ['WEBSIM_REDIS_URL']}", *args.set]
+    params = command_config(args, "seed").distributed
+    if not params.redis_url:
         raise ConfigError("give the Redis URL: --redis redis://host:6379/0 or $WEBSIM_REDIS_URL")
-    params = DistributedParams(redis_url=args.redis, key_prefix=args.prefix)
     seeds = read_seeds(args.spider, args.seeds, args.file)
     if not seeds and not args.reset:
         raise ConfigError("no seeds given: pass them as arguments or with --file FILE")
     keys = params.keys(args.spider)
     redis = require("redis")
     try:
-        server = redis.Redis.from_url(args.redis)
+        server = redis.Redis.from_url(params.redis_url)
         if args.reset:
             delete_worker_keys(server, keys)
         with server.pipeline(transaction=True) as pipe:
@@ -91,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
             pipe.llen(keys.seeds)
             waiting = pipe.execute()[-1]
     except redis.RedisError as exc:
-        raise WebsimError(f"Redis at {redacted_url(args.redis)}: {exc}") from exc
+        raise WebsimError(f"Redis at {redacted_url(params.redis_url)}: {exc}") from exc
     reset = " (queue, duplicate filter and seeds reset)" if args.reset else ""
     print(f"pushed {len(seeds)} seed(s) to {keys.seeds}{reset}; {waiting} waiting")
     return 0

@@ -15,20 +15,24 @@ journal: after a kill both are old, or both are new once the next write has roll
 from __future__ import annotations
 
 import contextlib
+import glob
 import gzip
 import io
 import json
 import logging
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from websim_crawler.errors import InputFormatError
+from websim_crawler.errors import InputFormatError, OutputPathError
 
 logger = logging.getLogger(__name__)
+
+_LOGGED_BAD_LINES = 3  # bad lines logged one by one per file; the rest are only counted
 
 
 @dataclass
@@ -45,13 +49,16 @@ class ReadReport:
 
 
 def iter_jsonl(
-    path: str | os.PathLike[str], report: ReadReport | None = None
+    path: str | os.PathLike[str],
+    report: ReadReport | None = None,
+    max_line_bytes: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield the JSON objects of a JSON Lines file (``.gz`` too), counting bad lines in ``report``.
 
-    A line that is not a JSON object is skipped, logged with its number and counted; a last line
-    cut short by a kill (no newline, not valid JSON) is counted as ``cut_last_line`` and logged at
-    INFO only; a missing or unreadable file raises ``InputFormatError``.
+    A line that is not a JSON object or is longer than ``max_line_bytes`` is skipped and counted
+    (the first few are logged with their number); a last line cut short by a kill (no newline,
+    not valid JSON) is counted as ``cut_last_line`` and logged at INFO only; a missing or
+    unreadable file raises ``InputFormatError``.
     """
     report = report if report is not None else ReadReport()
     file_path = Path(path)
@@ -63,36 +70,87 @@ def iter_jsonl(
         report.incomplete_feeds.append(str(file_path))
     opener = gzip.open if file_path.suffix == ".gz" else open
     try:
-        handle = opener(file_path, "rt", encoding="utf-8", errors="replace")
+        handle = opener(file_path, "rb")
     except OSError as exc:
         raise InputFormatError(f"cannot read {file_path}: {exc.strerror or exc}") from exc
+    bad_lines = 0
+
+    def skip(number: int, reason: str, message: str) -> None:
+        nonlocal bad_lines
+        bad_lines += 1
+        if bad_lines <= _LOGGED_BAD_LINES:
+            logger.warning("%s:%d: %s, line skipped", file_path, number, message)
+        report.skip(reason)
+
     with handle:
         try:
-            for number, line in enumerate(handle, start=1):
+            for number, line in enumerate(_bounded_lines(handle, max_line_bytes), start=1):
+                if line is None:
+                    skip(number, "too_large", f"longer than {max_line_bytes:,} bytes")
+                    continue
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line)
+                    record = json.loads(line.decode("utf-8", errors="replace"))
                 except json.JSONDecodeError:
-                    if not line.endswith("\n"):  # the last line, cut by a kill mid-write
+                    if not line.endswith(b"\n"):  # the last line, cut by a kill mid-write
                         logger.info("%s:%d: last line cut short, skipped", file_path, number)
                         report.skip("cut_last_line")
                         continue
-                    logger.warning("%s:%d: not valid JSON, line skipped", file_path, number)
-                    report.skip("invalid_json")
+                    skip(number, "invalid_json", "not valid JSON")
                     continue
                 if not isinstance(record, dict):
-                    logger.warning("%s:%d: not a JSON object, line skipped", file_path, number)
-                    report.skip("not_an_object")
+                    skip(number, "not_an_object", "not a JSON object")
                     continue
                 report.records += 1
                 yield record
         except (OSError, EOFError) as exc:
             raise InputFormatError(f"cannot read {file_path}: {exc}") from exc
+    if bad_lines > _LOGGED_BAD_LINES:
+        logger.warning("%s: %d bad lines skipped in all", file_path, bad_lines)
+
+
+def _bounded_lines(handle: Any, max_line_bytes: int | None) -> Iterator[bytes | None]:
+    """Yield the lines of a binary file; ``None`` for a line longer than ``max_line_bytes``."""
+    if max_line_bytes is None:
+        yield from handle
+        return
+    while True:
+        line = handle.readline(max_line_bytes + 1)
+        if not line:
+            return
+        if len(line) <= max_line_bytes or (len(line) == max_line_bytes + 1 and line[-1:] == b"\n"):
+            yield line
+            continue
+        while line and not line.endswith(b"\n"):  # skip the rest of the long line
+            line = handle.readline(1 << 20)
+        yield None
+
+
+def check_output_path(path: str | os.PathLike[str]) -> None:
+    """Raise ``OutputPathError`` unless a file can be written at ``path`` (before the work).
+
+    Creates the missing parent folders and a temporary file beside ``path``, as the atomic
+    write at the end will; a folder, a read-only place or ``/proc/x`` fail here with the fix.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise OutputPathError(
+            f"{target} is a folder: give a file name, e.g. {target / 'output.json'}"
+        )
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _temporary_beside(target).unlink()
+    except OSError as exc:
+        raise OutputPathError(
+            f"cannot write {target}: {exc.strerror or exc}; choose a path in a writable folder"
+        ) from exc
 
 
 def iter_feeds(
-    paths: Iterable[str | os.PathLike[str]], report: ReadReport | None = None
+    paths: Iterable[str | os.PathLike[str]],
+    report: ReadReport | None = None,
+    max_line_bytes: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield the records of several feeds, each URL once (the first); repeats count as skipped.
 
@@ -103,7 +161,7 @@ def iter_feeds(
     report = report if report is not None else ReadReport()
     seen: set[str] = set()
     for path in paths:
-        for record in iter_jsonl(path, report):
+        for record in iter_jsonl(path, report, max_line_bytes):
             url = record.get("url")
             if isinstance(url, str):
                 if url in seen:
@@ -252,11 +310,22 @@ def atomic_write_pair(
 
 
 def _temporary_beside(target: Path) -> Path:
+    """Create an empty temporary file beside ``target`` with the mode ``open`` would give it."""
     descriptor, name = tempfile.mkstemp(
         prefix=f".{target.name}.{os.getpid()}.", suffix=".tmp", dir=target.parent
     )
-    os.close(descriptor)
+    try:
+        os.fchmod(descriptor, 0o666 & ~_umask())  # mkstemp's 0600 would survive the rename
+    finally:
+        os.close(descriptor)
     return Path(name)
+
+
+def _umask() -> int:
+    """Return the process umask (read by setting it, so set it straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def _journal_of(target: Path) -> Path:
@@ -285,9 +354,11 @@ def _roll_forward(journal: Path) -> None:
 
 def _remove_leftovers(target: Path) -> None:
     """Delete the temporary files of killed writers of ``target`` (their PID is gone)."""
-    for leftover in target.parent.glob(f".{target.name}.*.tmp"):
-        pid_text = leftover.name[len(target.name) + 2 :].split(".", 1)[0]
-        if pid_text.isdigit() and _process_alive(int(pid_text)):
+    # ".NAME.PID.XXXXXXXX.tmp" exactly: ".NAME.html.PID..." belongs to another target.
+    own = re.compile(rf"\.{re.escape(target.name)}\.(\d+)\.[^.]+\.tmp")
+    for leftover in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+        match = own.fullmatch(leftover.name)
+        if match is None or _process_alive(int(match.group(1))):
             continue
         leftover.unlink(missing_ok=True)
         logger.info("removed %s, left by an interrupted write", leftover)

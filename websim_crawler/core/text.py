@@ -111,9 +111,9 @@ def _character_bigrams(run: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _language_identifier() -> Callable[[str], tuple[str, float]]:
-    import py3langid  # loads a ~1 MB model on first use
+    from websim_crawler.core.language_model import language_identifier
 
-    return py3langid.classify
+    return language_identifier()
 
 
 def detect_language(text: str, default: str = DEFAULT_LANGUAGE) -> str:

@@ -8,7 +8,8 @@ into requests (``spider.seed_requests(seed)``); those go through the shared dupl
 a start URL seeded twice, or reached first as a link by another worker, is fetched once.
 
 The worker stops when it has had no seed, no shared request and nothing in progress for
-``WEBSIM_REDIS_MAX_IDLE`` seconds (scrapy-redis' own spiders wait forever by default).
+``WEBSIM_REDIS_MAX_IDLE`` seconds (scrapy-redis' own spiders wait forever by default), and no
+other worker holds leased requests (they come back to the queue if that worker dies).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 
 from websim_crawler._imports import require
 from websim_crawler.config import websim_config
-from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import InputFormatError, WebsimError
 
 logger = logging.getLogger(__name__)
@@ -94,7 +95,8 @@ class RedisSeeds:
         if isinstance(getattr(spider, "seed_field", None), str):
             scheduled = self._schedule_seeds(spider)  # type: ignore[arg-type]
         now = time.monotonic()
-        if scheduled:
+        if scheduled or self._held_by_workers(spider.name):
+            # Requests other workers hold may come back to the queue if those workers die.
             self.idle_since = None
             raise DontCloseSpider
         if self.idle_since is None:
@@ -107,6 +109,14 @@ class RedisSeeds:
             spider.name,
             now - self.idle_since,
         )
+
+    def _held_by_workers(self, spider_name: str) -> int:
+        keys = self.params.keys(spider_name)
+        workers = self.server.smembers(keys.workers)
+        with self.server.pipeline(transaction=False) as pipe:
+            for worker in workers:
+                pipe.hlen(keys.in_flight(worker.decode() if isinstance(worker, bytes) else worker))
+            return sum(int(count) for count in pipe.execute())
 
     def _schedule_seeds(self, spider: SeededSpider) -> int:
         """Take a batch of seeds and crawl their requests; return how many were scheduled."""

@@ -24,7 +24,7 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.io import atomic_write_report
+from websim_crawler.core.io import atomic_write_report, check_output_path
 from websim_crawler.core.text import DEFAULT_STEMMER
 from websim_crawler.errors import WebsimError
 from websim_crawler.jobdir import load_state, save_state
@@ -52,6 +52,9 @@ class ClusteringPipeline:
         params = config.clustering
         if not params.output:
             raise NotConfigured("WEBSIM_CLUSTERS_OUTPUT is not set")
+        for path in (params.output, params.html_output):
+            if path:
+                check_output_path(path)  # a folder or a read-only place stops the crawl now
         logger.info(
             "websim clustering enabled: %s pages -> %s%s",
             params.kind,

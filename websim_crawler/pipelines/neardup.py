@@ -17,9 +17,9 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.config import websim_config
-from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
+from websim_crawler.config import WebsimConfig, websim_config
+from websim_crawler.core.io import atomic_write_json, check_output_path
+from websim_crawler.core.neardup import NearDuplicateFinder, NeardupReport
 from websim_crawler.errors import WebsimError
 
 logger = logging.getLogger(__name__)
@@ -28,10 +28,12 @@ logger = logging.getLogger(__name__)
 class NearDuplicatePipeline:
     """Feed every item to a ``NearDuplicateFinder``; write the pairs report at the end."""
 
-    def __init__(self, crawler: Crawler, params: NeardupParams, html_field: str) -> None:
+    def __init__(self, crawler: Crawler, config: WebsimConfig) -> None:
         self.crawler = crawler
-        self.params = params
-        self.finder = NearDuplicateFinder(params, html_field=html_field)
+        self.params = config.neardup
+        self.finder = NearDuplicateFinder(
+            config.neardup, html_field=config.items.html_field, analysis_params=config.analysis
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> NearDuplicatePipeline:
@@ -40,6 +42,7 @@ class NearDuplicatePipeline:
         params = config.neardup
         if not params.output:
             raise NotConfigured("WEBSIM_NEARDUP_OUTPUT is not set")
+        check_output_path(params.output)  # a folder or a read-only place stops the crawl now
         logger.info(
             "websim near duplicates enabled (%s method, L=%d, F=%d) -> %s",
             params.method,
@@ -47,7 +50,7 @@ class NearDuplicatePipeline:
             params.max_sentence_frequency,
             params.output,
         )
-        return cls(crawler, params, config.items.html_field)
+        return cls(crawler, config)
 
     def process_item(self, item: Any) -> Any:
         """Add the item's sentences to the index; the item passes on unchanged."""

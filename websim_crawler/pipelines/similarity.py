@@ -18,8 +18,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import threads
 
 from websim_crawler.config import WebsimConfig, websim_config
-from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
+from websim_crawler.core.io import atomic_write_json, check_output_path
+from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 
 logger = logging.getLogger(__name__)
@@ -32,7 +32,9 @@ class SimilarityPipeline:
         self.crawler = crawler
         self.config = config
         self.output = output
-        self.pages: list[PageFeatures] = []
+        self.collector = PageCollector(
+            config.similarity, config.analysis, html_field=config.items.html_field
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SimilarityPipeline:
@@ -41,6 +43,7 @@ class SimilarityPipeline:
         output = config.similarity.output
         if not output:
             raise NotConfigured("WEBSIM_SIMILARITY_OUTPUT is not set")
+        check_output_path(output)  # a folder or a read-only place stops the crawl now
         logger.info("websim pairwise similarity enabled, writing %s", output)
         return cls(crawler, config, output)
 
@@ -48,18 +51,12 @@ class SimilarityPipeline:
         """Keep the page's features (parsed once); the item passes unchanged."""
         stats = self.crawler.stats
         assert stats is not None
-        adapter = ItemAdapter(item)
-        record = {
-            "url": adapter.get("url"),
-            "html": adapter.get(self.config.items.html_field),
-            "links": adapter.get("links"),
-            "keywords": adapter.get("keywords"),
-            "screenshot": adapter.get("screenshot"),
-        }
-        features = features_from_item(record, self.config.similarity)
+        features = self.collector.add(ItemAdapter(item))
+        if isinstance(features, str):
+            stats.inc_value(f"websim/similarity/skipped/{features}")
+            return item
         for problem in features.problems:
             stats.inc_value(f"websim/similarity/problems/{problem.split(':', 1)[0]}")
-        self.pages.append(features)
         stats.inc_value("websim/similarity/pages")
         return item
 
@@ -72,7 +69,7 @@ class SimilarityPipeline:
         stats.set_value("websim/similarity/similar_pairs", result[1])
 
     def _find_and_write(self) -> tuple[int, int]:
-        pairs = find_similar_pairs(self.pages, self.config.similarity)
+        pairs = find_similar_pairs(self.collector.pages, self.config.similarity)
         atomic_write_json(self.output, pairs.to_dict())
         logger.info(
             "wrote %d similar pairs of %d pages (%d candidate pairs) to %s",

@@ -10,6 +10,8 @@ import logging
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from scrapy import exceptions as scrapy_exceptions
+
 from websim_crawler.errors import ConfigError, WebsimError
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
@@ -98,30 +100,51 @@ def parse_queries(spider_name: str, queries: object, queries_file: object) -> li
     return unique
 
 
-class _PlainWebsimErrors(logging.Filter):
-    """Turn a logged traceback of a ``WebsimError`` into its one-line message."""
+# Download failures whose message says it all (refused, unresolvable host, timeout, lost data):
+# Scrapy logs them with a traceback of its own machinery, which tells a user nothing more.
+_DOWNLOAD_ERRORS = (
+    scrapy_exceptions.DownloadConnectionRefusedError,
+    scrapy_exceptions.CannotResolveHostError,
+    scrapy_exceptions.DownloadTimeoutError,
+    scrapy_exceptions.DownloadFailedError,
+    scrapy_exceptions.ResponseDataLossError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+class _PlainErrors(logging.Filter):
+    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, WebsimError):
             record.msg = "%s: %s"
             record.args = (type(error).__name__, error)
-            record.exc_info = None
-            record.exc_text = None
+        elif not isinstance(error, _DOWNLOAD_ERRORS):
+            return True
+        record.exc_info = None
+        record.exc_text = None
         return True
 
 
-_PLAIN_ERRORS = _PlainWebsimErrors()
+_PLAIN_ERRORS = _PlainErrors()
 
 
 def report_errors_plainly() -> None:
-    """Make a spider's start-up ``WebsimError`` show as its message, not a traceback.
+    """Make start-up ``WebsimError``s and download failures show as one line, not a traceback.
 
     ``scrapy crawl`` logs an exception raised while the spider is built through asyncio's
     "Task exception was never retrieved" (or Twisted's "Unhandled error"); the message already
-    names the argument and the fix, so the traceback only hides it.
+    names the argument and the fix, so the traceback only hides it. Scrapy's robots.txt
+    middleware and scraper log an unreachable page's connection error with its traceback too.
     """
-    for logger_name in ("asyncio", "twisted"):
+    for logger_name in (
+        "asyncio",
+        "twisted",
+        "scrapy.downloadermiddlewares.robotstxt",
+        "scrapy.core.scraper",
+    ):
         target = logging.getLogger(logger_name)
         if _PLAIN_ERRORS not in target.filters:
             target.addFilter(_PLAIN_ERRORS)

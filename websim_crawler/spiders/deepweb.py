@@ -18,6 +18,7 @@ import scrapy
 from form2request import form2request
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Response
+from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from websim_crawler.core.crawling import next_page_url, record_links, site_template_links
@@ -225,4 +226,5 @@ class DeepWebSpider(WebsimSpider):
         logger.error(
             "deepweb: cannot fetch start_url %s: %s", self.start_url, failure.getErrorMessage()
         )
-        raise CloseSpider("start_page_failed")
+        # Raising CloseSpider in an errback makes Scrapy log the download error's traceback.
+        deferred_from_coro(self.crawler.engine.close_spider_async(reason="start_page_failed"))

@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 
 from websim_crawler.core.clustering.auto import (
     CandidateScore,
-    candidate_range,
     choose_n_clusters,
+    upper_bound,
 )
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
@@ -32,8 +32,9 @@ from websim_crawler.errors import ConfigError, InputFormatError
 
 logger = logging.getLogger(__name__)
 
-# Item kinds each ``kind`` selection takes: plain site pages count as records.
-_KINDS_SELECTED = {"record": ("record", "page"), "results": ("results",), "all": None}
+# Item kinds each ``kind`` selection takes: plain site pages count as records, and so do pages
+# without a kind (a user's own spider, ``websim extract``), which are ordinary pages.
+_KINDS_SELECTED = {"record": ("record", "page", None), "results": ("results",), "all": None}
 
 
 @dataclass(frozen=True)
@@ -242,7 +243,7 @@ def cluster_documents(
     if params.n_clusters == AUTO:
         model, candidates = choose_n_clusters(
             data,
-            candidate_range(n_distinct, params.max_clusters),
+            upper_bound(n_distinct, params.max_clusters),
             lambda k: _estimator(params, k),
             params.validity_index,
             on_candidate,

@@ -2,21 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from websim_crawler.core.neardup.content import content_texts
+from websim_crawler.core.neardup.content import content_texts, main_chunks
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.neardup.relations import url_hash
 from websim_crawler.core.neardup.sentences import long_sentence_hashes
 from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.errors import PageError
 
-# The analysis runs for its chunks and link features only: skip its within-page filters.
-CHUNKS_ONLY = AnalysisParams(noise_filter=False, duplicate_filter=False, template_filter=False)
+
+def chunks_only(params: AnalysisParams) -> AnalysisParams:
+    """Return ``params`` without the within-page filters: the analysis runs for its chunks."""
+    return dataclasses.replace(
+        params, noise_filter=False, duplicate_filter=False, template_filter=False
+    )
+
+
+CHUNKS_ONLY = chunks_only(AnalysisParams())
 
 
 @dataclass(frozen=True)
@@ -42,15 +50,20 @@ def page_sentences(
 ) -> PageSentences:
     """Extract a crawl item's content-region sentences; ``PageError`` says why a page cannot be.
 
-    Items that went through the analysis pipeline carry ``chunks`` and are not parsed again;
-    others are analysed from their HTML (in ``html_field``).
+    Items that went through the analysis pipeline carry ``chunks`` and are not parsed again
+    (with ``region="main"``, their main chunks are the region when the analysis marked any);
+    others are analysed from their HTML (in ``html_field``) without the analysis' filters, so
+    their region is the content blocks of every chunk.
     """
     url = item.get("url")
     if not isinstance(url, str) or not url.strip():
         raise PageError("no_url", "the item has no url")
     chunks = item.get("chunks")
     raw_links = item.get("links")
-    if not isinstance(chunks, (list, tuple)) or not chunks:
+    if isinstance(chunks, (list, tuple)) and chunks:
+        main = main_chunks(chunks) if params.region == "main" else []
+        chunks = main or chunks
+    else:
         html = item.get(html_field)
         if not isinstance(html, (str, bytes)) or not html.strip():
             raise PageError("no_html", f"{url}: the item has neither chunks nor html")

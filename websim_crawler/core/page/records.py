@@ -62,19 +62,28 @@ class PageAnalysis:
     keywords: dict[str, int]
     links: tuple[str, ...]
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
-        its recursive deep copy took a third of ``websim extract``'s time)."""
-        return {
+        its recursive deep copy took a third of ``websim extract``'s time), with every chunk
+        (``full``), the main-content chunks (``main``) or none (``none``: no ``chunks`` key), as
+        ``WEBSIM_CHUNK_DETAIL`` says."""
+        record: dict[str, Any] = {
             "url": self.url,
             "title": self.title,
             "language": self.language,
-            "chunks": tuple(chunk_dict(chunk) for chunk in self.chunks),
+            "chunks": tuple(
+                chunk_dict(chunk)
+                for chunk in self.chunks
+                if chunk_detail == "full" or (chunk_detail == "main" and chunk.is_main)
+            ),
             "main_chunk_ids": self.main_chunk_ids,
             "main_text": self.main_text,
             "keywords": dict(self.keywords),
             "links": self.links,
         }
+        if chunk_detail == "none":
+            del record["chunks"]
+        return record
 
     def counts(self) -> Counter[str]:
         """Count the leaf chunks by fate (for stats)."""

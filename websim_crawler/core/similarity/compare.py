@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from websim_crawler.core.html import outgoing_links
-from websim_crawler.core.page import analyse_page
+from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
@@ -63,6 +63,7 @@ def page_features(
     keywords: Mapping[str, int] | None = None,
     screenshot: bytes | None = None,
     params: SimilarityParams | None = None,
+    analysis_params: AnalysisParams | None = None,
 ) -> PageFeatures:
     """Parse a page once; missing keywords and links are taken from the page analysis.
 
@@ -83,7 +84,7 @@ def page_features(
     else:
         problems.append("html: the page is empty")
     if keywords is None or links is None:
-        analysed_keywords, analysed_links = _analyse(html, url, problems)
+        analysed_keywords, analysed_links = _analyse(html, url, problems, analysis_params)
         keywords = analysed_keywords if keywords is None else keywords
         if links is None:
             links = analysed_links
@@ -106,12 +107,15 @@ def page_features(
 
 
 def _analyse(
-    html: str | bytes | None, url: str | None, problems: list[str]
+    html: str | bytes | None,
+    url: str | None,
+    problems: list[str],
+    analysis_params: AnalysisParams | None,
 ) -> tuple[dict[str, int], list[str]]:
     if not html:
         return {}, []
     try:
-        analysis = analyse_page(html, url)
+        analysis = analyse_page(html, url, params=analysis_params)
     except PageError as exc:
         problems.append(f"analysis: {exc}")
         return {}, []
@@ -119,7 +123,9 @@ def _analyse(
 
 
 def features_from_item(
-    item: Mapping[str, Any], params: SimilarityParams | None = None
+    item: Mapping[str, Any],
+    params: SimilarityParams | None = None,
+    analysis_params: AnalysisParams | None = None,
 ) -> PageFeatures:
     """Build features from a crawl item (``html``, ``links``, ``keywords``, ``screenshot``)."""
     screenshot = item.get("screenshot")
@@ -141,6 +147,7 @@ def features_from_item(
         keywords=keywords if isinstance(keywords, Mapping) else None,
         screenshot=png,
         params=params,
+        analysis_params=analysis_params,
     )
     features.problems.extend(problems)
     return features

@@ -1,0 +1,221 @@
+"""The one reader of inputs for every ``websim`` command: pages and crawl feeds.
+
+Pages are files, folders of them, gzip-compressed files (``.gz`` or gzip bytes) and http(s) URLs;
+feeds are the JSON Lines a crawl writes (``.jsonl`` or ``.jsonl.gz``). Every read is bounded:
+bytes per page (``WEBSIM_MAX_PAGE_BYTES``, the limit a crawl's analysis applies), files taken
+from folders (``WEBSIM_MAX_INPUT_FILES``), bytes per feed line (``WEBSIM_MAX_RECORD_BYTES``) and
+the wait for a URL (``WEBSIM_FETCH_TIMEOUT``). A source that cannot be used is a ``PageError``
+(pages: counted, the others go on) or an ``InputFormatError`` naming the file and the fix.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import io
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from websim_crawler.config import InputParams, WebsimConfig
+from websim_crawler.core.io import ReadReport, iter_feeds
+from websim_crawler.errors import InputFormatError, PageError
+
+PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".xhtml.gz")
+_GZIP_MAGIC = b"\x1f\x8b"
+_SNIFF_BYTES = 4096
+_FEED_FIX = "give the JSON Lines a crawl writes with -O pages.jsonl"
+# Lines left out that lose nothing: a URL read before, the last line a killed crawl cut short
+# (its item was never acknowledged and is crawled again on resume).
+_EXPECTED_SKIPS = frozenset({"duplicate_url", "cut_last_line"})
+
+
+def is_url(location: str) -> bool:
+    """Tell whether a source is an http(s) URL rather than a path."""
+    return location.startswith(("http://", "https://"))
+
+
+def location_url(location: str) -> str:
+    """Return the URL of a source: the URL itself, or the ``file:`` URI of a path."""
+    return location if is_url(location) else Path(location).resolve().as_uri()
+
+
+@dataclass(frozen=True)
+class PageSource:
+    """The bytes of one page and where they came from."""
+
+    location: str
+    body: bytes
+    content_type: str | None
+    url: str
+
+
+@dataclass
+class PageLocations:
+    """The pages a command will read, after folders were expanded."""
+
+    locations: list[str] = field(default_factory=list)
+    left_out: int = 0  # page files beyond WEBSIM_MAX_INPUT_FILES
+
+
+def page_locations(sources: Sequence[str], limits: InputParams) -> PageLocations:
+    """Expand folders into their page files (sorted, at most ``WEBSIM_MAX_INPUT_FILES`` in all).
+
+    Files and URLs are kept as given (a missing file fails when read). Raise ``InputFormatError``
+    when nothing is left to read (only empty folders, say).
+    """
+    found = PageLocations()
+    empty_folders: list[str] = []
+    for source in sources:
+        if is_url(source) or not Path(source).is_dir():
+            _take(found, source, limits)
+            continue
+        before = len(found.locations) + found.left_out
+        for page in _page_files(Path(source)):
+            _take(found, str(page), limits)
+        if len(found.locations) + found.left_out == before:
+            empty_folders.append(source)
+    if not found.locations:
+        where = ", ".join(empty_folders) or "the arguments"
+        raise InputFormatError(
+            f"no page to read: {where} holds no {', '.join(PAGE_SUFFIXES)} file; give HTML "
+            "files, folders of them or http(s) URLs"
+        )
+    return found
+
+
+def _take(found: PageLocations, location: str, limits: InputParams) -> None:
+    if len(found.locations) < limits.max_files:
+        found.locations.append(location)
+    else:
+        found.left_out += 1
+
+
+def _page_files(folder: Path) -> Iterator[Path]:
+    for directory, subfolders, files in os.walk(folder):
+        subfolders.sort()
+        for name in sorted(files):
+            if name.lower().endswith(PAGE_SUFFIXES):
+                yield Path(directory) / name
+
+
+def read_page(location: str, config: WebsimConfig) -> PageSource:
+    """Read one page (file, gzip file or URL), at most ``WEBSIM_MAX_PAGE_BYTES`` of it.
+
+    Raise ``PageError`` with reason ``unreachable``, ``unreadable`` or ``too_large``.
+    """
+    limit = config.analysis.max_page_bytes
+    if is_url(location):
+        request = urllib.request.Request(location, headers={"User-Agent": "websim-crawler"})
+        try:
+            with urllib.request.urlopen(request, timeout=config.inputs.fetch_timeout) as response:
+                body = _bounded_read(location, response, limit)
+                return PageSource(
+                    location, body, response.headers.get("Content-Type"), response.geturl()
+                )
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise PageError("unreachable", f"cannot fetch {location}: {exc}") from exc
+    try:
+        with open(location, "rb") as handle:
+            body = _bounded_read(location, handle, limit)
+    except (OSError, EOFError) as exc:
+        message = getattr(exc, "strerror", None) or exc
+        raise PageError("unreadable", f"cannot read {location}: {message}") from exc
+    return PageSource(location, body, None, location_url(location))
+
+
+def _bounded_read(location: str, stream: BinaryIO, limit: int) -> bytes:
+    """Read at most ``limit`` bytes of a page, decompressed when they are gzip data."""
+    body = stream.read(limit + 1)
+    if body[:2] == _GZIP_MAGIC and len(body) <= limit:
+        body = gzip.GzipFile(fileobj=io.BytesIO(body), mode="rb").read(limit + 1)
+    if len(body) > limit:
+        raise PageError("too_large", f"{location} has over {limit:,} bytes (WEBSIM_MAX_PAGE_BYTES)")
+    return body
+
+
+class FeedReader:
+    """Read the records of crawl feeds, each feed checked before the work starts.
+
+    A feed that is missing, a folder, binary or an HTML page is reported by ``failed`` (one
+    line naming it and the fix) and left out; when no feed is usable, ``InputFormatError``. A URL
+    found in several records (two workers' feeds, a resumed crawl) is read once.
+    """
+
+    def __init__(self, paths: Sequence[str], limits: InputParams) -> None:
+        self.limits = limits
+        self.report = ReadReport()
+        self.failed: list[str] = []
+        self.paths: list[str] = []
+        for path in paths:
+            problem = feed_problem(path)
+            if problem is None:
+                self.paths.append(path)
+            else:
+                self.failed.append(problem)
+        if not self.paths:
+            raise InputFormatError("; ".join(self.failed))
+
+    def __iter__(self) -> Iterator[dict[str, object]]:
+        """Yield the records of every feed, each URL once (the first; repeats are counted)."""
+        try:
+            yield from iter_feeds(self.paths, self.report, self.limits.max_record_bytes)
+        except InputFormatError as exc:  # a feed that broke while read (a cut gzip stream)
+            self.failed.append(str(exc))
+
+    def check_read(self) -> None:
+        """Raise ``InputFormatError`` when the feeds held no record at all."""
+        if self.report.records:
+            return
+        names = ", ".join(self.paths)
+        skipped = sum(self.report.skipped.values())
+        if skipped:
+            raise InputFormatError(
+                f"{names}: no JSON Lines record ({skipped} line(s) are not JSON objects); "
+                f"{_FEED_FIX}"
+            )
+        raise InputFormatError(f"{names} is empty: no page to work on; {_FEED_FIX}")
+
+    def problems(self) -> list[str]:
+        """Return one line per unusable feed and per kind of skipped line (for stderr)."""
+        lines = list(self.failed)
+        for reason, count in sorted(self.report.skipped.items()):
+            if reason not in _EXPECTED_SKIPS:
+                lines.append(f"{count} feed line(s) skipped: {reason.replace('_', ' ')}")
+        return lines
+
+
+def feed_problem(path: str) -> str | None:
+    """Return why ``path`` is not a readable JSON Lines feed (with the fix), or ``None``."""
+    feed = Path(path)
+    if feed.is_dir():
+        return f"{path} is a folder: give the crawl feed file in it (pages.jsonl)"
+    try:
+        with open(feed, "rb") as handle:
+            head = handle.read(_SNIFF_BYTES)
+        if head[:2] == _GZIP_MAGIC:
+            with gzip.open(feed, "rb") as unpacked:
+                head = unpacked.read(_SNIFF_BYTES)
+    except (OSError, EOFError) as exc:
+        message = getattr(exc, "strerror", None) or exc
+        return f"cannot read {path}: {message}"
+    if b"\0" in head or not _is_utf8_start(head):
+        return f"{path} is binary data, not a JSON Lines feed; {_FEED_FIX}"
+    if head.lstrip()[:1] == b"<":
+        return (
+            f"{path} is an HTML page, not a JSON Lines feed: make a feed of pages with "
+            f"'websim extract {path} -o pages.jsonl', or {_FEED_FIX}"
+        )
+    return None
+
+
+def _is_utf8_start(head: bytes) -> bool:
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True

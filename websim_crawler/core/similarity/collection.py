@@ -1,0 +1,89 @@
+"""Select a collection's pages for pairwise similarity: typed fields checked, each URL once.
+
+Shared by ``websim similar`` and the ``SimilarityPipeline``: a record whose fields have the wrong
+type (``html`` a number, ``url`` an object, ``links`` holding nulls, keywords counted ``NaN``) is
+skipped and counted by reason, never a crash; a URL seen before is skipped as ``duplicate_url``,
+so no pair compares a page with itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
+from websim_crawler.core.similarity.params import SimilarityParams
+
+
+class PageCollector:
+    """Collect the similarity features of a collection's pages, counting what is left out."""
+
+    def __init__(
+        self,
+        params: SimilarityParams | None = None,
+        analysis_params: AnalysisParams | None = None,
+        *,
+        html_field: str = "html",
+    ) -> None:
+        self.params = params or SimilarityParams()
+        self.analysis_params = analysis_params
+        self.html_field = html_field
+        self.pages: list[PageFeatures] = []
+        self.skipped: dict[str, int] = {}
+        self._seen_urls: set[str] = set()
+
+    def add(self, record: Mapping[str, Any]) -> PageFeatures | str:
+        """Offer one record; return its features, or why it was skipped (counted)."""
+        fields = {
+            "url": record.get("url"),
+            "html": record.get(self.html_field),
+            "links": record.get("links"),
+            "keywords": record.get("keywords"),
+            "screenshot": record.get("screenshot"),
+        }
+        url = fields["url"]
+        reason = record_problem(fields)
+        if reason is None and url in self._seen_urls:
+            reason = "duplicate_url"
+        if reason is not None:
+            self.skipped[reason] = self.skipped.get(reason, 0) + 1
+            return reason
+        self._seen_urls.add(str(url))
+        features = features_from_item(fields, self.params, self.analysis_params)
+        self.pages.append(features)
+        return features
+
+
+def record_problem(fields: Mapping[str, Any]) -> str | None:
+    """Return the skip reason of a record's url/html/links/keywords/screenshot, or ``None``."""
+    url = fields.get("url")
+    if url is None or url == "":
+        return "no_url"
+    if not isinstance(url, str):
+        return "bad_url"
+    if not isinstance(fields.get("html"), (str, bytes, type(None))):
+        return "bad_html"
+    links = fields.get("links")
+    if links is not None and not (
+        isinstance(links, list) and all(isinstance(link, str) for link in links)
+    ):
+        return "bad_links"
+    keywords = fields.get("keywords")
+    if keywords is not None and not (
+        isinstance(keywords, Mapping) and all(_is_count(value) for value in keywords.values())
+    ):
+        return "bad_keywords"
+    if not isinstance(fields.get("screenshot"), (str, bytes, type(None))):
+        return "bad_screenshot"
+    return None
+
+
+def _is_count(value: Any) -> bool:
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
