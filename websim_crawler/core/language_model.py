@@ -13,9 +13,9 @@ identifier then comes from py3langid's own loader, with identical answers either
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import os
-import tempfile
 import zipfile
 from array import array
 from collections.abc import Callable
@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from websim_crawler.core.io import atomic_write_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -87,19 +89,11 @@ def _read_cache(cache_file: Path) -> dict[str, np.ndarray]:
 
 
 def _write_cache(cache_file: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write the arrays through a temporary file renamed over the cache; skip if unwritable."""
+    """Write the arrays atomically over the cache file; skip (logged) if it cannot be written."""
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)  # type: ignore[arg-type]
     try:
-        cache_file.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(
-            dir=cache_file.parent, prefix=cache_file.name, suffix=".tmp"
-        )
-        try:
-            with os.fdopen(handle, "wb") as out:
-                np.savez(out, **arrays)  # type: ignore[arg-type]
-            os.replace(temporary, cache_file)
-        except BaseException:
-            os.unlink(temporary)
-            raise
+        atomic_write_bytes(cache_file, buffer.getvalue())
     except OSError as exc:
         logger.info("language model not cached in %s: %s", cache_file.parent, exc)
 
