@@ -46,7 +46,7 @@ import subprocess
 import sys
 import tarfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,10 +54,12 @@ from typing import Any
 import numpy as np
 
 from websim_crawler.cli.compare import render_pages
+from websim_crawler.core.io import ReadReport, iter_jsonl
 from websim_crawler.core.similarity import (
     PageFeatures,
     compare_pages,
     features_from_item,
+    find_similar_pairs,
     parse_document,
     similarity,
     structural_similarity,
@@ -215,6 +217,10 @@ def layout_speed(
     start = time.process_time()
     parsed = {index: parse_document(text) for index, text in texts.items()}
     parse_time = time.process_time() - start
+    start = time.process_time()
+    for document in parsed.values():
+        document.vertices.derive_arrays()
+    prepare_time = time.process_time() - start
     n = len(pairs)
     rows: list[tuple[str, float, float | None, list[float]]] = []
     peer: dict[str, Any] = {}
@@ -249,7 +255,7 @@ def layout_speed(
     rows.append(("template comparison", once, None, scores))
     print(
         f"\n## Layout speed on {n} big9 page pairs ({len(parsed)} pages parsed once in "
-        f"{parse_time:.2f} s CPU)\n"
+        f"{parse_time:.2f} s CPU, their template arrays derived once in {prepare_time:.2f} s)\n"
     )
     print(
         "| measure | ours parsed once (pairs/s) | ours str input (pairs/s) "
@@ -275,6 +281,14 @@ def layout_speed(
             f"{'' if peer_rate is None else f'{peer_rate:,.0f}'} | "
             f"{'' if peer_rate is None else f'{n / once / peer_rate:.1f}x'} | "
             f"{'' if diff is None else f'{diff:.2g}'} |"
+        )
+    template_time = next(once for name, once, _each, _scores in rows if name.startswith("template"))
+    if "indel" in peer:
+        peer_ms, ours_ms = peer["indel"][0] / n * 1000, template_time / n * 1000
+        print(
+            f"\ntemplate comparison {ours_ms:.2f} ms/pair (pages parsed once) vs html-similarity "
+            f"0.5.0 structural_similarity indel {peer_ms:.2f} ms/pair (full call, parse included):"
+            f" ratio {ours_ms / peer_ms:.2f} (target <= 1)"
         )
 
 
@@ -447,6 +461,278 @@ def write_weights(
     )
 
 
+# --- calibrated defaults ------------------------------------------------------------------------
+
+SCORED_STAGES = ("layout", "text", "links")
+
+
+@dataclass
+class ScoredPairs:
+    """Stage scores (NaN: no data) and labels of page pairs, with the two pages' sites."""
+
+    name: str
+    sites: list[tuple[str, str]]
+    labels: np.ndarray
+    scores: np.ndarray  # (pairs, len(SCORED_STAGES))
+    default_verdicts: np.ndarray  # compare_pages with every default (mode and parameters)
+
+
+def score_pairs(
+    name: str,
+    pairs: Sequence[tuple[PageFeatures, PageFeatures, str, str, bool]],
+    idf: InverseDocumentFrequency,
+) -> ScoredPairs:
+    """Score every stage of each pair (full mode) and record the default verdict."""
+    scores, verdicts = [], []
+    for first, second, _site_1, _site_2, _label in pairs:
+        report = compare_pages(first, second, "full", SimilarityParams(), idf)
+        scores.append(
+            [np.nan if (v := report.stage(s).score) is None else v for s in SCORED_STAGES]
+        )
+        verdicts.append(compare_pages(first, second, idf=idf).verdict == "similar")
+    return ScoredPairs(
+        name,
+        [(site_1, site_2) for _f, _s, site_1, site_2, _l in pairs],
+        np.array([label for *_rest, label in pairs], dtype=bool),
+        np.array(scores, dtype=float),
+        np.array(verdicts, dtype=bool),
+    )
+
+
+def precision_recall_f1(predicted: np.ndarray, labels: np.ndarray) -> tuple[float, float, float]:
+    """Return precision, recall and F1 of boolean predictions."""
+    true_positives = int((predicted & labels).sum())
+    precision = true_positives / max(int(predicted.sum()), 1)
+    recall = true_positives / max(int(labels.sum()), 1)
+    return precision, recall, 2 * true_positives / max(int(predicted.sum() + labels.sum()), 1)
+
+
+@dataclass
+class Rule:
+    """A candidate default verdict: how it is fitted on training pairs and applied."""
+
+    name: str
+    stages: tuple[str, ...]
+    threshold: str  # "logistic" (probability 0.5) or "f1" (the training F1-best cut)
+
+    def fit(self, scores: np.ndarray, labels: np.ndarray) -> tuple[StageCombiner, float]:
+        columns = [SCORED_STAGES.index(stage) for stage in self.stages]
+        combiner = StageCombiner(stages=self.stages).fit(scores[:, columns], labels)
+        if self.threshold == "logistic":
+            return combiner, combiner.threshold_
+        combined = combiner.combined_score(scores[:, columns])
+        return combiner, best_f1(combined, labels)[1]
+
+    def predict(self, fitted: tuple[StageCombiner, float], scores: np.ndarray) -> np.ndarray:
+        columns = [SCORED_STAGES.index(stage) for stage in self.stages]
+        combiner, threshold = fitted
+        present = ~np.isnan(scores[:, columns]) & (combiner.coef_ > 0)
+        # A pair with no weighed stage is undetermined: not called similar (as compare_pages).
+        return (combiner.combined_score(scores[:, columns]) >= threshold) & present.any(axis=1)
+
+
+RULES = (
+    Rule("weighted mean of layout, text, links; logistic threshold", SCORED_STAGES, "logistic"),
+    Rule("weighted mean of layout, text, links; training-F1 threshold", SCORED_STAGES, "f1"),
+    Rule("weighted mean of layout, links; training-F1 threshold", ("layout", "links"), "f1"),
+    Rule("links alone; training-F1 threshold", ("links",), "f1"),
+)
+
+
+def calibrate(
+    big9: ScoredPairs, held_out: Sequence[ScoredPairs], default_sets: Sequence[ScoredPairs]
+) -> None:
+    """Leave-one-site-out cross-validation of each candidate rule on big9, then each rule fitted
+    on all big9 pairs and scored on the held-out sets; and the default verdict on every set.
+    """
+    sites = sorted({site for pair in big9.sites for site in pair})
+    print(
+        f"\n## Calibration: leave-one-site-out on {big9.name} ({len(sites)} folds; a fold tests "
+        "the pairs with a page of the held-out site and fits on the pairs without one)\n"
+    )
+    print("| rule | pooled P | pooled R | pooled F1 | mean fold F1 | worst fold F1 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for rule in RULES:
+        predicted, tested, fold_f1 = [], [], []
+        for site in sites:
+            test = np.array([site in pair for pair in big9.sites])
+            fitted = rule.fit(big9.scores[~test], big9.labels[~test])
+            prediction = rule.predict(fitted, big9.scores[test])
+            predicted.append(prediction)
+            tested.append(big9.labels[test])
+            fold_f1.append(precision_recall_f1(prediction, big9.labels[test])[2])
+        pooled = precision_recall_f1(np.concatenate(predicted), np.concatenate(tested))
+        print(
+            f"| {rule.name} | {pooled[0]:.3f} | {pooled[1]:.3f} | {pooled[2]:.3f} | "
+            f"{np.mean(fold_f1):.3f} | {min(fold_f1):.3f} |"
+        )
+    print(f"\n## Each rule fitted on all {big9.name} pairs, scored on the held-out sets\n")
+    print(
+        "| rule | weights ("
+        + ", ".join(SCORED_STAGES)
+        + ") | threshold | "
+        + " | ".join(f"{s.name} F1" for s in held_out)
+        + " |"
+    )
+    print("|---|---|---:|" + "---:|" * len(held_out))
+    for rule in RULES:
+        fitted = rule.fit(big9.scores, big9.labels)
+        weights = dict(zip(rule.stages, fitted[0].weights_, strict=True))
+        shown = ", ".join(f"{weights.get(stage, 0.0):.3f}" for stage in SCORED_STAGES)
+        f1s = " | ".join(
+            f"{precision_recall_f1(rule.predict(fitted, s.scores), s.labels)[2]:.3f}"
+            for s in held_out
+        )
+        print(f"| {rule.name} | {shown} | {fitted[1]:.4f} | {f1s} |")
+    params = SimilarityParams()
+    print(
+        "\n## The default verdict (compare_pages with every default: mode "
+        f"{params.pairs_mode}, weights {params.stage_weights}, combined threshold "
+        f"{params.combined_threshold})\n"
+    )
+    print("| set | same-site pairs | other-site pairs | precision | recall | F1 |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for scored in default_sets:
+        precision, recall, f1 = precision_recall_f1(scored.default_verdicts, scored.labels)
+        print(
+            f"| {scored.name} | {int(scored.labels.sum())} | {int((~scored.labels).sum())} | "
+            f"{precision:.3f} | {recall:.3f} | {f1:.3f} |"
+        )
+
+
+BOOKS_AND_SITES = DATASETS / "books-and-sites"
+DOC_SITES = (
+    ("python docs", Path("/usr/share/doc/python3.11/html"), "https://docs.python.org/3.11/"),
+    (
+        "django docs",
+        Path("/usr/share/doc/python-django-doc/html"),
+        "https://docs.djangoproject.com/en/3.2/",
+    ),
+)
+
+
+def second_set_pages(per_site: int, seed: int) -> dict[str, list[tuple[str, bytes]]]:
+    """Pages of sites that are not in big9: books.toscrape.com product pages, 2017 home pages of
+    top sites (one site each; the 4 redirect stubs under 2 KB left out) and, when their Debian
+    packages are installed, the Python 3.11 and Django documentation as a site would serve them.
+    """
+    rng = random.Random(seed)
+    groups: dict[str, list[tuple[str, bytes]]] = {}
+    if BOOKS_AND_SITES.is_dir():
+        for archive_name, group, count in (
+            ("bookfiles.tar.gz", "books", per_site),
+            ("sites.tar.gz", "home", 10**6),
+        ):
+            with tarfile.open(BOOKS_AND_SITES / archive_name) as archive:
+                members = sorted(
+                    (m for m in archive.getmembers() if m.isfile() and m.size >= 2048),
+                    key=lambda member: member.name,
+                )
+                chosen = rng.sample(members, min(count, len(members)))
+                pages = []
+                for member in chosen:
+                    data = archive.extractfile(member)
+                    assert data is not None
+                    stem = member.name.split(".")[0]
+                    url = (
+                        f"http://books.toscrape.com/catalogue/{member.name}"
+                        if group == "books"
+                        else f"http://home-{stem}.test/"
+                    )
+                    pages.append((url, data.read()))
+                groups[group] = pages
+    for group, root, base in DOC_SITES:
+        files = sorted(root.rglob("*.html")) if root.is_dir() else []
+        if files:
+            chosen_docs = rng.sample(files, min(per_site, len(files)))
+            groups[group] = [(base + str(f.relative_to(root)), f.read_bytes()) for f in chosen_docs]
+    return groups
+
+
+def second_set(per_site: int, pairs_per_group: int, seed: int) -> ScoredPairs | None:
+    """Same-site pairs within each site of ``second_set_pages``, other-site pairs between them
+    (home pages against home pages: each is its own site)."""
+    groups = second_set_pages(per_site, seed)
+    if len(groups) < 2:
+        print("\nsecond set skipped: books-and-sites and the documentation packages not found")
+        return None
+    features = {
+        group: [features_from_item({"url": url, "html": html}) for url, html in pages]
+        for group, pages in groups.items()
+    }
+    idf = InverseDocumentFrequency.fit(f.keywords for fs in features.values() for f in fs)
+    rng = random.Random(seed)
+    pairs: list[tuple[PageFeatures, PageFeatures, str, str, bool]] = []
+    names = sorted(features)
+    for a, group_1 in enumerate(names):
+        for group_2 in names[a:]:
+            first, second = features[group_1], features[group_2]
+            candidates = [
+                (i, j)
+                for i in range(len(first))
+                for j in range(len(second))
+                if group_1 != group_2 or i < j
+            ]
+            same = group_1 == group_2 and group_1 != "home"
+            count = pairs_per_group * (2 if group_1 == group_2 == "home" else 1)
+            for i, j in rng.sample(candidates, min(count, len(candidates))):
+                site_1 = group_1 if group_1 != "home" else f"home {i}"
+                site_2 = group_2 if group_2 != "home" else f"home {j}"
+                pairs.append((first[i], second[j], site_1, site_2, same))
+    return score_pairs(f"second set ({', '.join(names)})", pairs, idf)
+
+
+def similar_speed(cache_dir: Path, seed: int) -> None:
+    """Time ``websim similar``'s steps on feeds of real pages (big9, books-and-sites, both)."""
+    big9_records = [
+        {"url": page_url(page), "html": page.path.read_bytes().decode("utf-8", "replace")}
+        for page in load_big9(cache_dir)
+    ]
+    other_records = [
+        {"url": url, "html": html.decode("utf-8", "replace")}
+        for group, group_pages in second_set_pages(10**6, seed).items()
+        if group in ("books", "home")
+        for url, html in group_pages
+    ]
+    print(
+        "\n## websim similar on feeds of real pages (CPU seconds; compared pairs/s = candidate "
+        "pairs / comparison time, target >= 500)\n"
+    )
+    print(
+        "| feed | pages | features (parse, analysis, template arrays) | blocking "
+        "| candidate pairs | comparison | compared pairs/s | similar pairs |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, records in (
+        ("big9", big9_records),
+        ("books-and-sites", other_records),
+        ("both", big9_records + other_records),
+    ):
+        feed = cache_dir / f"feed-{name}.jsonl"
+        with feed.open("w", encoding="utf-8") as handle:
+            handle.writelines(json.dumps(record) + "\n" for record in records)
+        start = time.process_time()
+        features = [features_from_item(record) for record in iter_jsonl(feed, ReadReport())]
+        feature_time = time.process_time() - start
+        marks: list[float] = []
+
+        def mark_comparisons(
+            pairs: Iterable[tuple[int, int]], marks: list[float] = marks
+        ) -> Iterable[tuple[int, int]]:
+            marks.append(time.process_time())  # blocking is done, comparisons start
+            return pairs
+
+        start = time.process_time()
+        result = find_similar_pairs(features, SimilarityParams(), mark_comparisons)
+        end = time.process_time()
+        comparison_time = end - marks[0]
+        print(
+            f"| {name} | {len(features)} | {feature_time:.1f} s | {marks[0] - start:.1f} s | "
+            f"{result.candidate_pairs} ({result.blocking}) | {comparison_time:.1f} s | "
+            f"{result.candidate_pairs / comparison_time:,.0f} | {len(result.pairs)} |"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=1500, help="pairs of each label")
@@ -458,6 +744,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/websim-bench-similarity"))
     parser.add_argument("--peer-venv", type=Path, default=None)
     parser.add_argument("--chromium", default="/usr/bin/chromium")
+    parser.add_argument(
+        "--second-per-site", type=int, default=40, help="second set: pages per site sampled"
+    )
+    parser.add_argument(
+        "--second-pairs", type=int, default=60, help="second set: pairs per pair of sites"
+    )
+    parser.add_argument(
+        "--no-similar-speed",
+        dest="similar_speed",
+        action="store_false",
+        help="skip timing websim similar on a feed of real pages",
+    )
     parser.add_argument(
         "--visual-within-year",
         dest="visual_across_years",
@@ -475,7 +773,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.speed_pairs:
         layout_speed(pages, pairs[: args.speed_pairs // 2] + pairs[-args.speed_pairs // 2 :], args)
 
-    params = SimilarityParams()
+    # The separation tables weigh the stages equally ("combination"); the defaults are scored below.
+    params = SimilarityParams(stage_weights=(1.0, 1.0, 1.0, 1.0))
     start = time.perf_counter()
     features = {
         index: features_from_item({"url": page_url(page), "html": page.path.read_bytes()}, params)
@@ -536,15 +835,31 @@ def main(argv: Sequence[str] | None = None) -> int:
             combinations_of(scores, stages),
             folds,
         )
-        labels = np.array([label for _i, _j, label in sampled], dtype=bool)
-        default_f1 = f1_at(scores["combination"], labels, params.combined_threshold)
-        print(
-            "\nequal-weight mean, F1 at the default WEBSIM_SIMILARITY_COMBINED_THRESHOLD "
-            f"{params.combined_threshold}: {default_f1:.3f}; "
-            f"at 0.5: {f1_at(scores['combination'], labels, 0.5):.3f}"
-        )
         if args.write_weights and not across_years:
             write_weights(args.write_weights, scores, sampled, args.seed)
+    big9_sets = [
+        score_pairs(
+            f"big9 {span}",
+            [
+                (features[i], features[j], pages[i].site, pages[j].site, label)
+                for i, j, label in sample_pairs(pages, args.pairs, args.seed, across)
+            ],
+            idf,
+        )
+        for span, across in (("across years", True), ("within a year", False))
+    ]
+    big9 = ScoredPairs(
+        "big9 (across years and within a year)",
+        big9_sets[0].sites + big9_sets[1].sites,
+        np.concatenate([scored.labels for scored in big9_sets]),
+        np.concatenate([scored.scores for scored in big9_sets]),
+        np.concatenate([scored.default_verdicts for scored in big9_sets]),
+    )
+    second = second_set(args.second_per_site, args.second_pairs, args.seed)
+    held_out = [second] if second else []
+    calibrate(big9, held_out, [*big9_sets, big9, *held_out])
+    if args.similar_speed:
+        similar_speed(args.cache_dir, args.seed)
     if args.render:
         visual_benchmark(pages, features, params, idf, folds, args)
     return 0

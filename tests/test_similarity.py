@@ -347,9 +347,31 @@ def test_cascade_runs_every_stage_when_all_pass() -> None:
     assert report.verdict == "similar"
     assert report.stopped_at is None
     assert [r.verdict for r in report.stages] == ["similar", "similar", "similar", "skipped"]
-    assert report.combined_score == pytest.approx(np.mean([r.score for r in report.stages[:3]]))
+    # The default weights (fitted on big9) put everything on links.
+    assert report.combined_score == report.stage("links").score == 1.0
+    equal_weights = SimilarityParams(stage_weights=(1.0, 1.0, 1.0, 1.0))
+    equal = compare_pages(first, second, "cascade", equal_weights)
+    assert equal.combined_score == pytest.approx(np.mean([r.score for r in equal.stages[:3]]))
     stopped_at_text = compare_pages(first, _features(LIST_PAGE, {"zzz": 1}, []), "cascade")
     assert stopped_at_text.stopped_at == "text"
+
+
+def test_combined_verdict_falls_back_to_the_stages_without_links() -> None:
+    with_links = _features(LIST_PAGE, {"appl": 1}, ["http://s/a", "http://s/b"])
+    other_links = _features(LIST_PAGE, {"appl": 1}, ["http://t/c"])
+    # Same layout and text, no shared link: the links-weighted combined score decides.
+    report = compare_pages(with_links, other_links)
+    assert (report.mode, report.combined_score, report.verdict) == ("combined", 0.0, "dissimilar")
+    assert report.stage("layout").verdict == "similar"
+    # Neither page has links: no weighted stage has data, the stages judge as in full mode.
+    alike = [_features(LIST_PAGE, {"appl": 1}, []) for _ in range(2)]
+    same = compare_pages(*alike)
+    assert (same.combined_score, same.verdict) == (None, "similar")
+    table = _features(
+        "<html><body><table><tr><td>1</td></tr></table></body></html>", {"appl": 1}, []
+    )
+    different = compare_pages(alike[0], table)
+    assert (different.combined_score, different.verdict) == (None, "dissimilar")
 
 
 def test_empty_pages_compare_to_defined_results() -> None:

@@ -62,7 +62,16 @@ def test_compare_cli_json_on_saved_files(
     other.write_text(TABLE_PAGE, encoding="utf-8")
     assert main(["compare", str(first), str(other)]) == 1
     printed = json.loads(capsys.readouterr().out)
-    assert printed["stopped_at"] == "layout"
+    # The default verdict is the combined score, all on links; saved files keep no relative
+    # links, so the stages with data judge: the layouts differ.
+    assert (printed["mode"], printed["combined_score"], printed["stopped_at"]) == (
+        "combined",
+        None,
+        None,
+    )
+    assert printed["stages"][0]["verdict"] == "dissimilar"
+    assert main(["compare", str(first), str(other), "--mode", "cascade"]) == 1
+    assert json.loads(capsys.readouterr().out)["stopped_at"] == "layout"
 
 
 def test_compare_cli_html_report_shows_both_screenshots(tmp_path: Path) -> None:
@@ -98,18 +107,21 @@ def test_similar_cli_finds_the_same_layout_pairs(tmp_path: Path) -> None:
         lines.append(json.dumps({"url": f"http://s.test/{number}", "html": html}))
     feed.write_text("\n".join([*lines, "{broken"]) + "\n", encoding="utf-8")
     out = tmp_path / "pairs.json"
-    assert main(["similar", str(feed), "-o", str(out), "--no-progress"]) == 1  # {broken
-    result = json.loads(out.read_text(encoding="utf-8"))
-    assert result["pages"] == 6 and result["all_pairs"] == 15
-    assert result["skipped_lines"] == {"invalid_json": 1}
-    found = {(pair["url_1"], pair["url_2"]) for pair in result["pairs"]}
     same_kind = {
         (f"http://s.test/{i}", f"http://s.test/{j}")
         for i in range(6)
         for j in range(i + 1, 6)
         if i % 2 == j % 2
     }
-    assert found == same_kind
+    # By default pages are similar when they share links (the list pages link to /a and /b);
+    # pages without links (the table pages) are judged by their stages, as in full mode.
+    for options in ((), ("--mode", "cascade")):
+        code = main(["similar", str(feed), "-o", str(out), "--no-progress", *options])
+        assert code == 1  # {broken
+        result = json.loads(out.read_text(encoding="utf-8"))
+        assert result["pages"] == 6 and result["all_pairs"] == 15
+        assert result["skipped_lines"] == {"invalid_json": 1}
+        assert {(pair["url_1"], pair["url_2"]) for pair in result["pairs"]} == same_kind
 
 
 def test_pipeline_is_disabled_without_an_output() -> None:

@@ -1,6 +1,6 @@
 """The ``compare`` spider: fetch two pages and yield their four-stage similarity report.
 
-``scrapy crawl compare -a url1=URL -a url2=URL [-a mode=cascade|full] [-a render=1]
+``scrapy crawl compare -a url1=URL -a url2=URL [-a mode=combined|cascade|full] [-a render=1]
 -O report.jsonl``; with ``render=1`` both pages are rendered by Chromium and screenshotted, so
 the visual stage runs. The spider yields one item of kind ``comparison``; it runs no item
 pipelines (the report is not a page), and does the page analysis itself through the core.
@@ -36,13 +36,13 @@ class CompareSpider(WebsimSpider):
         self,
         url1: str | None = None,
         url2: str | None = None,
-        mode: str = "cascade",
+        mode: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         if url1 is None or url2 is None:
             raise ConfigError("compare: -a url1=URL and -a url2=URL are both required")
-        if mode not in MODES:
+        if mode is not None and mode not in MODES:
             raise ConfigError(f"compare: -a mode must be one of {MODES}, got {mode!r}")
         self.urls = (
             parse_http_url(self.name, "url1", url1),

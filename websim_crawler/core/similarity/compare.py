@@ -5,7 +5,7 @@ score is below its threshold. A stage without data (no screenshot, no links on e
 keywords) is skipped and never stops the cascade. ``full`` runs every stage (dissimilar if any
 stage is); ``combined`` runs every stage and judges by the combined score alone (the weighted
 mean of the stages with data against ``WEBSIM_SIMILARITY_COMBINED_THRESHOLD``; weights fitted
-with ``StageCombiner``).
+with ``StageCombiner``), or as ``full`` when no weighted stage has data.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from websim_crawler.core.html import outgoing_links
 from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
-from websim_crawler.core.similarity.links import link_similarity
+from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
@@ -78,6 +78,9 @@ def page_features(
             document = parse_document(html)
         except PageError as exc:
             problems.append(f"html: {exc}")
+        else:
+            if params.layout_measure == "template":
+                document.vertices.derive_arrays()
     else:
         problems.append("html: the page is empty")
     if keywords is None or links is None:
@@ -231,7 +234,9 @@ def _stage_score(
         )
         return score, support, f"{support} distinct keywords"
     if stage == "links":
-        result = link_similarity(first.links, second.links, first.predecessors, second.predecessors)
+        result = keyed_link_similarity(
+            first.links, second.links, first.predecessors, second.predecessors
+        )
         return result.score, result.support, f"{result.support} links and predecessors"
     if first.signature is None or second.signature is None:
         return 0.0, 0, "no screenshot"
@@ -242,17 +247,20 @@ def _stage_score(
 def compare_pages(
     first: PageFeatures,
     second: PageFeatures,
-    mode: str = "cascade",
+    mode: str | None = None,
     params: SimilarityParams | None = None,
     idf: InverseDocumentFrequency | None = None,
 ) -> ComparisonReport:
     """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage.
 
-    ``combined`` judges by the weighted mean of the stage scores instead of stage by stage.
+    ``combined`` (the default ``WEBSIM_SIMILARITY_PAIRS_MODE``) judges by the weighted mean of
+    the stage scores instead of stage by stage; when no weighted stage has data (two pages
+    without links, by default) it judges by the stages that have data, as ``full`` does.
     """
+    params = params or SimilarityParams()
+    mode = params.pairs_mode if mode is None else mode
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
-    params = params or SimilarityParams()
     weights = dict(zip(STAGES, params.stage_weights, strict=True))
     results: list[StageResult] = []
     stopped_at: str | None = None
@@ -277,12 +285,8 @@ def compare_pages(
         else None
     )
     judged = [r.verdict for r in results if r.verdict in ("similar", "dissimilar")]
-    if mode == "combined":
-        judged = (
-            []
-            if combined is None
-            else ["similar" if combined >= params.combined_threshold else "dissimilar"]
-        )
+    if mode == "combined" and combined is not None:
+        judged = ["similar" if combined >= params.combined_threshold else "dissimilar"]
     verdict = (
         "undetermined" if not judged else "dissimilar" if "dissimilar" in judged else "similar"
     )

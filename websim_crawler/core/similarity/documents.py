@@ -79,6 +79,12 @@ class VertexTree:
     def __len__(self) -> int:
         return len(self.tags)
 
+    def derive_arrays(self) -> VertexTree:
+        """Compute every derived array now (when a page is prepared rather than compared)."""
+        for name in _DERIVED_ARRAYS:
+            getattr(self, name)
+        return self
+
     @cached_property
     def tag_codes(self) -> NDArray[np.int64]:
         """Each vertex's tag as an integer, equal across pages for equal tags."""
@@ -150,6 +156,18 @@ class VertexTree:
         ids: dict[frozenset[str], int] = {}
         index = np.array([ids.setdefault(names, len(ids)) for names in self.attributes])
         return tuple(ids), index.astype(np.int64)
+
+
+_DERIVED_ARRAYS = (
+    "tag_codes",
+    "tag_groups",
+    "child_tags",
+    "child_counts",
+    "subtree_sizes",
+    "subtree_digests",
+    "attribute_sets",
+    "attribute_incidence",
+)
 
 
 @dataclass(eq=False)

@@ -92,9 +92,22 @@ def link_similarity(
     predecessors_2: Iterable[str] = (),
 ) -> SetSimilarity:
     """Return the pooled Jaccard of successors and predecessors: (|S&| + |P&|) / (|S|| + |P||)."""
-    successors = jaccard_with_support(
-        {page_key(u) for u in links_1}, {page_key(u) for u in links_2}
+    return keyed_link_similarity(
+        {page_key(u) for u in links_1},
+        {page_key(u) for u in links_2},
+        predecessors_1,
+        predecessors_2,
     )
+
+
+def keyed_link_similarity(
+    keys_1: Iterable[str],
+    keys_2: Iterable[str],
+    predecessors_1: Iterable[str] = (),
+    predecessors_2: Iterable[str] = (),
+) -> SetSimilarity:
+    """Return ``link_similarity`` of links already in ``page_key`` form (``PageFeatures.links``)."""
+    successors = jaccard_with_support(keys_1, keys_2)
     predecessors = jaccard_with_support(predecessors_1, predecessors_2)
     support = successors.support + predecessors.support
     if not support:

@@ -37,7 +37,7 @@ class SimilarityParams:
         maximum=1.0,
     )
     links_threshold: float = setting(
-        0.1,
+        0.005,
         "WEBSIM_SIMILARITY_LINKS_THRESHOLD",
         "link Jaccard below this: dissimilar",
         minimum=0.0,
@@ -51,14 +51,15 @@ class SimilarityParams:
         maximum=1.0,
     )
     stage_weights: tuple[float, ...] = setting(
-        (1.0, 1.0, 1.0, 1.0),
+        (0.0, 0.0, 1.0, 0.0),
         "WEBSIM_SIMILARITY_STAGE_WEIGHTS",
-        "weights of layout,text,links,visual in the combined score (mean over stages with data)",
+        "weights of layout,text,links,visual in the combined score (mean over stages with data;"
+        " fitted on big9)",
     )
     combined_threshold: float = setting(
-        0.2,
+        0.005,
         "WEBSIM_SIMILARITY_COMBINED_THRESHOLD",
-        "combined score at or above this: similar (mode combined); 0.2 suits equal weights",
+        "combined score at or above this: similar (mode combined); fitted with the weights",
         minimum=0.0,
         maximum=1.0,
     )
@@ -154,9 +155,10 @@ class SimilarityParams:
         maximum=1024,
     )
     pairs_mode: str = setting(
-        "cascade",
+        "combined",
         "WEBSIM_SIMILARITY_PAIRS_MODE",
-        "how collection pairs are compared: cascade, full, or combined (by the combined score)",
+        "how a pair is judged (compare, similar): combined (by the combined score), cascade "
+        "or full (stage by stage)",
         choices=("cascade", "full", "combined"),
     )
     output: str | None = setting(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -13,6 +13,19 @@ class InverseDocumentFrequency:
 
     documents: int
     document_frequency: Mapping[str, int]
+    # The tf-idf vector of each bag already weighed, by the bag's id (the bag is kept with it,
+    # so its id is not reused): a page compared with many others is weighed once.
+    _vectors: dict[tuple[int, bool], tuple[Mapping[str, int], dict[str, float]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def vector(self, keywords: Mapping[str, int], sublinear_tf: bool = True) -> dict[str, float]:
+        """Return (and keep) the tf-idf vector of a keyword bag."""
+        known = self._vectors.get((id(keywords), sublinear_tf))
+        if known is None:
+            known = (keywords, tfidf_vector(keywords, self, sublinear_tf=sublinear_tf))
+            self._vectors[(id(keywords), sublinear_tf)] = known
+        return known[1]
 
     @classmethod
     def fit(cls, keyword_bags: Iterable[Mapping[str, int]]) -> InverseDocumentFrequency:
@@ -65,6 +78,5 @@ def text_similarity(
     """Return the tf-idf cosine of two keyword bags; idf defaults to the two bags themselves."""
     idf = idf or InverseDocumentFrequency.fit((keywords_1, keywords_2))
     return cosine_similarity(
-        tfidf_vector(keywords_1, idf, sublinear_tf=sublinear_tf),
-        tfidf_vector(keywords_2, idf, sublinear_tf=sublinear_tf),
+        idf.vector(keywords_1, sublinear_tf), idf.vector(keywords_2, sublinear_tf)
     )
