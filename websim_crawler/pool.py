@@ -36,10 +36,10 @@ from websim_crawler.core.page import (
     AnalysisParams,
     PageAnalysis,
     SiteTemplateMemory,
+    TemplateSnapshot,
     analyse_page,
     new_template_memory,
 )
-from websim_crawler.core.page.site_memory import TemplateSnapshot
 from websim_crawler.core.params import setting, validate
 from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError

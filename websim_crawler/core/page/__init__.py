@@ -33,7 +33,11 @@ from websim_crawler.core.page.segment import (
     boilerplate_hint,
     segment_page,
 )
-from websim_crawler.core.page.site_memory import SiteTemplateMemory, chunk_fingerprint
+from websim_crawler.core.page.site_memory import (
+    SiteTemplateMemory,
+    TemplateSnapshot,
+    chunk_fingerprint,
+)
 
 __all__ = [
     "BLOCK_TAGS",
@@ -47,6 +51,7 @@ __all__ = [
     "PageAnalysis",
     "Segment",
     "SiteTemplateMemory",
+    "TemplateSnapshot",
     "analyse_page",
     "boilerplate_hint",
     "boilerplate_line",
