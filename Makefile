@@ -53,6 +53,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/similarity.py
 	$(BIN)/python benchmarks/neardup.py
 	$(BIN)/python benchmarks/distributed.py
+	$(BIN)/python benchmarks/crawl.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -9,6 +9,10 @@
   a paired difference over the seeds (mean and standard error); then the choices behind websim's
   defaults (LSA dimensions x fuzziness m, idf, initialisation, restarts, whether FCM optimises
   k-means' own objective as well as k-means does) and the validity indices ``auto`` reads, per k.
+(a') The number of clusters ``auto`` chooses, per labelled set: big9 (site labels; and
+  site-year labels, 36 templates), webkb (class labels) and Python's documentation pages
+  (Debian ``python3.11-doc``; 36 chapters of 3 to 25 pages): true k, chosen k, NMI of the default
+  job with ``auto`` and with the true k.
 (b) Speed and memory: synthetic topic documents over a 20k-term vocabulary at N = 1k, 10k, 100k.
   ``FuzzyCMeans`` (sparse) and ``skfuzzy.cluster.cmeans`` (dense, shaped features x samples) run
   the same number of iterations from the same initial memberships (euclidean, m=2, the only
@@ -22,6 +26,7 @@ Usage::
 
     .venv/bin/python benchmarks/clustering.py                  # everything
     .venv/bin/python benchmarks/clustering.py --part quality
+    .venv/bin/python benchmarks/clustering.py --part auto       # the per-set auto table only
     .venv/bin/python benchmarks/clustering.py --part speed --sizes 1000,10000
 """
 
@@ -53,7 +58,7 @@ from websim_crawler.core.clustering import (
     lsa_reduce,
     tfidf_vectors,
 )
-from websim_crawler.core.clustering.auto import candidate_range
+from websim_crawler.core.clustering.auto import upper_bound
 from websim_crawler.core.clustering.fcm import l2_normalize_rows
 from websim_crawler.core.html import parse_html, remove_invisible
 from websim_crawler.core.page import analyse_page
@@ -62,6 +67,7 @@ from websim_crawler.errors import WebsimError
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
 DEFAULT_CACHE = Path("/tmp/websim-bench-cache")
+PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")  # apt-get install python3.11-doc
 DEFAULTS = ClusteringParams()
 
 
@@ -127,6 +133,52 @@ def load_webkb(cache: Path) -> LabelledSet:
             keywords.append({f"w{i}": 1.0 for i, value in enumerate(values) if value != "0"})
             labels.append(fields[-1])
     return LabelledSet("webkb word vectors", keywords, labels)
+
+
+def load_big9_site_years(big9: Sequence[LabelledSet]) -> LabelledSet:
+    """The big9 pages' visible-text keywords labelled by site and year (36 templates)."""
+    with open(DATASETS / "big9" / "big9_site_labels.csv", encoding="utf-8") as handle:
+        labels = [f"{row['site']} {row['year']}" for row in csv.DictReader(handle)]
+    visible = next(data for data in big9 if "visible" in data.name)
+    return LabelledSet("big9 visible-text keywords, site-year labels", visible.keywords, labels)
+
+
+def load_python_docs(min_pages: int = 3) -> LabelledSet | None:
+    """Python's documentation pages (Debian ``python3.11-doc``) labelled by chapter.
+
+    Many small topics: each chapter of the library and C API indexes with at least
+    ``min_pages`` pages (text processing, data types, networking ...), plus the tutorial, the
+    language reference and the what's-new pages: 36 groups of 3 to 25 pages. Keywords come
+    from websim's page analysis.
+    """
+    if not (PYTHON_DOCS / "library" / "index.html").exists():
+        return None
+    pages: dict[Path, str] = {}
+    for folder in ("library", "c-api"):
+        index = parse_html((PYTHON_DOCS / folder / "index.html").read_bytes())
+        for chapter in index.xpath('//div[@class="body"]//li[contains(@class, "toctree-l1")]'):
+            name = f"{folder}: {chapter.xpath('./a')[0].text_content().strip()}"
+            members = []
+            for link in chapter.xpath(".//a[@href]"):
+                href = link.get("href").split("#")[0]
+                path = PYTHON_DOCS / folder / href
+                if href and "/" not in href and path.exists() and path not in pages:
+                    members.append(path)
+                    pages[path] = name
+            if len(members) < min_pages:
+                for path in members:
+                    del pages[path]
+    for folder in ("tutorial", "reference", "whatsnew"):
+        for path in sorted((PYTHON_DOCS / folder).glob("*.html")):
+            if path.name != "index.html":
+                pages.setdefault(path, folder)
+    keywords: list[dict[str, float]] = []
+    for path in pages:
+        try:
+            keywords.append(dict(analyse_page(path.read_bytes()).keywords))
+        except WebsimError:
+            keywords.append({})
+    return LabelledSet("python docs chapters", keywords, list(pages.values()))
 
 
 # --- quality ------------------------------------------------------------------------------------
@@ -328,10 +380,10 @@ def kmeans_objective(data: LabelledSet, rows: Any, seeds: int) -> None:
 def auto_choice(data: LabelledSet, rows: Any) -> None:
     """The validity indices per k (and the cosine silhouette), and what each would pick."""
     n_labels = len(set(data.labels))
-    candidates = candidate_range(rows.shape[0], DEFAULTS.max_clusters)
-    tried = range(2, max(candidates[-1], 4 * n_labels) + 1)
+    upper = upper_bound(rows.shape[0], DEFAULTS.max_clusters)
+    tried = range(2, max(upper, 4 * n_labels) + 1)
     print(
-        f"auto: validity per k (auto tries {candidates[0]}..{candidates[-1]}; {n_labels} labels)\n"
+        f"auto: validity per k (auto searches 2..{upper}; {n_labels} labels)\n"
         f"{'k':>4} {'XB':>6} {'PC':>6} {'PE':>6} {'silh.':>6} {'NMI':>6}"
     )
     curve = []
@@ -348,7 +400,7 @@ def auto_choice(data: LabelledSet, rows: Any) -> None:
         )
         curve.append((k, *values))
         print(f"{k:>4}" + "".join(f" {value:6.3f}" for value in values))
-    in_range = [row for row in curve if row[0] <= candidates[-1]]
+    in_range = [row for row in curve if row[0] <= upper]
     picks = {
         "xie_beni (lowest)": min(in_range, key=lambda row: row[1]),
         "partition_coefficient (highest)": max(in_range, key=lambda row: row[2]),
@@ -358,6 +410,38 @@ def auto_choice(data: LabelledSet, rows: Any) -> None:
     }
     for name, row in picks.items():
         print(f"  picked by {name:<32} k={row[0]:<3} NMI {row[5]:.3f}")
+
+
+def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
+    """Per labelled set: the true k, the k ``auto`` chooses and the NMI of both (the job)."""
+    print(
+        f"\n## auto number of clusters (default job: {DEFAULTS.validity_index}, "
+        f"max {DEFAULTS.max_clusters}; mean of {seeds} seeds)"
+    )
+    header = ["set", "pages", "true k", "chosen k", "NMI auto", "NMI true k", "auto s", "ok"]
+    print(" | ".join(header))
+    for data in sets:
+        documents = [Document(f"doc:{i}", kw) for i, kw in enumerate(data.keywords)]
+        true_k = len(set(data.labels))
+        chosen, auto_nmi, fixed_nmi, seconds = [], [], [], []
+        for seed in range(seeds):
+            started = time.perf_counter()
+            auto = cluster_documents(documents, ClusteringParams(seed=seed))
+            seconds.append(time.perf_counter() - started)
+            fixed = cluster_documents(documents, ClusteringParams(n_clusters=true_k, seed=seed))
+            truth = [data.labels[int(doc.url[4:])] for doc in auto.documents]
+            chosen.append(auto.n_clusters)
+            auto_nmi.append(normalized_mutual_info_score(truth, auto.labels))
+            fixed_nmi.append(normalized_mutual_info_score(truth, fixed.labels))
+        gap = float(np.mean(fixed_nmi) - np.mean(auto_nmi))
+        k_error = abs(float(np.mean(chosen)) - true_k) / true_k
+        verdict = "yes" if gap <= 0.03 and k_error <= 0.25 else "no"
+        print(
+            f"{data.name} | {len(auto.documents)} | {true_k} | "
+            f"{'/'.join(str(k) for k in chosen)} | {np.mean(auto_nmi):.3f} | "
+            f"{np.mean(fixed_nmi):.3f} | {np.mean(seconds):.1f} | {verdict}",
+            flush=True,
+        )
 
 
 # --- speed --------------------------------------------------------------------------------------
@@ -470,7 +554,8 @@ def speed(sizes: Sequence[int], iterations: int, skfuzzy_max: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("quality", "speed", "all"), default="all")
+    parser.add_argument("--part", choices=("quality", "auto", "speed", "all"), default="all")
+    parser.add_argument("--auto-seeds", type=int, default=3, help="seeds of the auto table")
     parser.add_argument("--seeds", type=int, default=10, help="seeds averaged in (a)")
     parser.add_argument("--sizes", default="1000,10000,100000", help="N values in (b)")
     parser.add_argument("--iterations", type=int, default=10, help="iterations timed in (b)")
@@ -479,11 +564,19 @@ def main() -> None:
     )
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     args = parser.parse_args()
-    if args.part in ("quality", "all"):
+    if args.part in ("quality", "auto", "all"):
         if not DATASETS.exists():
             raise SystemExit(f"datasets not found at {DATASETS}")
-        for data in (*load_big9(args.cache_dir), load_webkb(args.cache_dir)):
-            quality(data, args.seeds)
+        big9 = list(load_big9(args.cache_dir))
+        labelled = [*big9, load_webkb(args.cache_dir)]
+        if args.part != "auto":
+            for data in labelled:
+                quality(data, args.seeds)
+        docs = load_python_docs()
+        if docs is None:
+            print(f"python docs not found at {PYTHON_DOCS} (apt-get install python3.11-doc)")
+        auto_sets = [*labelled, load_big9_site_years(big9), *([docs] if docs else [])]
+        auto_table(auto_sets, args.auto_seeds)
     if args.part in ("speed", "all"):
         sizes = [int(size) for size in args.sizes.split(",")]
         speed(sizes, args.iterations, args.skfuzzy_max)

@@ -22,6 +22,7 @@ Usage::
     .venv/bin/python benchmarks/extraction.py --ablation    # also websim with each step off/on
     .venv/bin/python benchmarks/extraction.py --check-metric  # score the stored outputs
     .venv/bin/python benchmarks/extraction.py --whole-process  # start-up and whole processes
+    .venv/bin/python benchmarks/extraction.py --dump-records /tmp/records.jsonl  # records, SHA-256
 
 ``--whole-process`` times what a user waits for: ``websim extract FOLDER`` as a command against
 ``benchmarks/trafilatura_folder.py FOLDER`` (trafilatura in one process over the same pages), on
@@ -36,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gzip
+import hashlib
 import json
 import re
 import resource
@@ -55,7 +57,12 @@ import lxml.etree
 import lxml.html
 from trafilatura_folder import trafilatura_extract
 
-from websim_crawler.core.page import BLOCK_TAGS, AnalysisParams, analyse_page
+from websim_crawler.core.page import (
+    BLOCK_TAGS,
+    AnalysisParams,
+    analyse_page,
+    new_template_memory,
+)
 from websim_crawler.core.text import detect_language
 from websim_crawler.errors import WebsimError
 
@@ -511,6 +518,38 @@ def print_whole_process(loaded: dict[str, list[Page]], repeat: int) -> None:
         )
 
 
+def dump_records(pages_by_set: dict[str, list[Page]], path: Path) -> None:
+    """Write every page's analysis record as sorted JSON lines, alone and with a site-template
+    memory shared by its set; print the page counts and the file's SHA-256.
+
+    Two commits whose dumps have the same SHA-256 analyse every page identically.
+    """
+    params = AnalysisParams()
+    with path.open("w", encoding="utf-8") as out:
+        for set_name, pages in pages_by_set.items():
+            memory = new_template_memory(params)
+            for page in pages:
+                url = (
+                    page.key
+                    if page.key.startswith("http")
+                    else f"http://{set_name}.example/{page.key}"
+                )
+                for mode, site_memory in (("plain", None), ("memory", memory)):
+                    try:
+                        analysis = analyse_page(
+                            page.data, url, params=params, site_memory=site_memory
+                        )
+                        record = analysis.to_dict()
+                    except WebsimError as error:
+                        record = {"error": type(error).__name__, "reason": str(error)}
+                    line = {"set": set_name, "key": page.key, "mode": mode, "record": record}
+                    out.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    counts = ", ".join(f"{name} {len(pages)}" for name, pages in pages_by_set.items())
+    print(f"records of {counts} pages (each alone and with a site memory) -> {path}")
+    print(f"sha256 {digest}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--limit", type=int, default=None, help="first N pages of each set")
@@ -537,6 +576,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--repeat", type=int, default=3, help="runs per command (--whole-process)")
     parser.add_argument(
+        "--dump-records",
+        type=Path,
+        metavar="PATH",
+        help="only write every page's analysis record to PATH and print its SHA-256",
+    )
+    parser.add_argument(
         "--stemmer", default=None, help="WEBSIM_STEMMER for websim (default: the setting's)"
     )
     args = parser.parse_args(argv)
@@ -550,6 +595,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "big9 >= 100 KB": load_big9_large(args.cache_dir)[: args.limit],
             },
             args.repeat,
+        )
+        return 0
+    if args.dump_records:
+        dump_records(
+            {
+                "article": load_article_benchmark(args.limit),
+                "trafilatura-eval": load_trafilatura_eval(args.cache_dir, args.limit),
+            },
+            args.dump_records,
         )
         return 0
     if args.check_metric:

@@ -11,6 +11,8 @@ into ``--cache-dir``):
     another), or a *partial* copy (half of A's long sentences and as many donor sentences in a new
     page, linking to A or not). Ground truth is the construction: A-copy pairs with their class
     and relation. Precision and recall per class, and relation accuracy, are printed.
+  * One site: the bundled demo site's 40 distinct records, all and random subsets, as HTML items
+    and as analysed items (main chunks): pairs reported (every one is a false pair).
   * Candidates: ``neardup-candidates`` pairs are first checked on their gold texts (sentence sets
     with the same splitter and L); the checked class is the truth for the detector run on the
     pages' HTML. The table shows the listed label against the checked one.
@@ -53,6 +55,7 @@ from websim_crawler.core.neardup import (
     NearDuplicateFinder,
     NeardupParams,
     PageSentences,
+    find_near_duplicates,
     page_sentences,
 )
 from websim_crawler.core.neardup.content import content_texts
@@ -60,6 +63,7 @@ from websim_crawler.core.neardup.pages import CHUNKS_ONLY
 from websim_crawler.core.neardup.relations import CLASSES, pair_class
 from websim_crawler.core.neardup.sentences import normalize_sentence, split_sentences
 from websim_crawler.core.page import analyse_page
+from websim_crawler.demo.site import Archive, record_page
 from websim_crawler.errors import WebsimError
 
 DATASETS = Path(__file__).resolve().parents[1] / ".." / "shared" / "datasets"
@@ -191,12 +195,14 @@ def planted_quality(cache: Path, params: NeardupParams, n_dragnet: int, seed: in
     ]
     started = time.perf_counter()
     extracted: dict[str, tuple[str, PageSentences, list[str]]] = {}
+    # The planted pages are HTML items, whose region is the content blocks: read the bases alike.
+    as_html_items = dataclasses.replace(params, region="content")
     for url, html in bases:
         try:
             analysis = analyse_page(html, url, params=CHUNKS_ONLY)
             chunks = list(analysis.chunks)
             page = page_sentences(
-                {"url": url, "chunks": chunks, "links": list(analysis.links)}, params
+                {"url": url, "chunks": chunks, "links": list(analysis.links)}, as_html_items
             )
         except WebsimError:
             continue
@@ -215,7 +221,22 @@ def planted_quality(cache: Path, params: NeardupParams, n_dragnet: int, seed: in
         f"({dict(natural.stats['classes'])}); {len(related)} pages set aside"
     )
     usable = [url for url, (_, page, s) in extracted.items() if url not in related and len(s) >= 6]
-    donors = [p for stem in donor_stems for p in [gold_paragraphs(cache, stem)] if len(p) >= 3]
+    # Donor text that shares a sentence with a base would make real pairs outside the truth.
+    base_sentences = {
+        normalize_sentence(sentence)
+        for _, _, sentences in extracted.values()
+        for sentence in sentences
+    }
+    donors = [
+        paragraphs
+        for stem in donor_stems
+        for paragraphs in [gold_paragraphs(cache, stem)]
+        if len(paragraphs) >= 3
+        and not base_sentences.intersection(
+            normalize_sentence(s) for s in long_sentences(paragraphs, params.min_sentence_chars)
+        )
+    ]
+    print(f"donor texts: {len(donors)} of {len(donor_stems)} share no sentence with a base")
     rng.shuffle(donors)
     items: list[dict[str, Any]] = [{"url": url, "html": extracted[url][0]} for url in usable]
     truth: dict[PairKey, str] = {}
@@ -288,6 +309,38 @@ def planted_quality(cache: Path, params: NeardupParams, n_dragnet: int, seed: in
     missed = [key for key in truth if found.get(key) != truth[key]]
     for key in missed[:5]:
         print(f"  wrong or missed: {sorted(key)} truth={truth[key]} found={found.get(key)}")
+    for pair in [p for p in report.pairs if frozenset((p.a, p.b)) not in truth][:5]:
+        print(
+            f"  outside the truth: {pair.a} {pair.b} {pair.pair_class} "
+            f"{pair.shared_sentences} shared, inclusion {pair.inclusion:.2f}"
+        )
+
+
+# --- (a) one site's distinct records: its template is not a near duplicate --------------------
+
+
+def demo_site_pairs(params: NeardupParams, subsets: int, seed: int) -> None:
+    """Count pairs among the bundled demo site's 40 distinct records and random subsets."""
+    archive = Archive.bundled()
+    html_items = [
+        {"url": f"http://127.0.0.1:8000/record/{r.number}", "html": record_page(archive, r)}
+        for r in archive.records
+    ]
+    analysed_items = []
+    for entry in html_items:
+        analysis = analyse_page(entry["html"], entry["url"])
+        analysed_items.append(
+            {"url": entry["url"], "chunks": [vars(c) for c in analysis.chunks], "links": []}
+        )
+    rng = random.Random(seed)
+    sizes = [len(html_items)] + [rng.randint(2, len(html_items)) for _ in range(subsets)]
+    rows = []
+    for name, items in (("HTML items", html_items), ("analysed items", analysed_items)):
+        for size in sizes:
+            chosen = rng.sample(items, size)
+            report = find_near_duplicates(chosen, params)
+            rows.append([name, size, size * (size - 1) // 2, len(report.pairs)])
+    print_table(["items", "records", "record pairs", "pairs reported"], rows)
 
 
 # --- (a) candidate pairs, checked on gold texts ------------------------------------------------
@@ -481,6 +534,7 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--dragnet-bases", type=int, default=300)
+    parser.add_argument("--demo-subsets", type=int, default=8)
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--methods", default="exact,minhash")
     parser.add_argument("--million", action="store_true", help="also run 1,000,000 pages")
@@ -501,6 +555,8 @@ def main() -> int:
     if not args.skip_quality:
         print("\n== (a) quality: planted copies of real pages ==")
         planted_quality(args.cache_dir, params, args.dragnet_bases, args.seed)
+        print("\n== (a) quality: distinct records of one site (the bundled demo site) ==")
+        demo_site_pairs(params, args.demo_subsets, args.seed)
         print("\n== (a) quality: neardup-candidates, checked on gold texts ==")
         candidate_quality(args.cache_dir, params)
     if not args.skip_scale:

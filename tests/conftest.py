@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,20 @@ def serve_directory(directory: Path) -> tuple[ThreadingHTTPServer, str]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}"
+
+
+def analysed(pipeline: Any, item: Any) -> Any:
+    """Run an in-process (``WEBSIM_ANALYSIS_WORKERS=0``) analysis pipeline on one item.
+
+    Its ``process_item`` coroutine awaits nothing then, so it finishes on its first step.
+    """
+    coroutine = pipeline.process_item(item)
+    try:
+        coroutine.send(None)
+    except StopIteration as stop:
+        return stop.value
+    coroutine.close()
+    raise AssertionError("process_item waited: is WEBSIM_ANALYSIS_WORKERS 0?")
 
 
 @pytest.fixture(scope="session")

@@ -248,12 +248,16 @@ def test_too_large_page_is_refused() -> None:
     assert caught.value.reason == "too_large"
 
 
+@pytest.mark.slow
 def test_twenty_megabyte_page_is_analysed() -> None:
-    paragraph = "<div><p>Large pages still carry sentences about rivers and mountains.</p></div>"
+    sentence = "Large pages still carry sentences about rivers and mountains. "
+    paragraph = f"<div><p>{sentence * 30}</p></div>"  # 20 MB in 20,000 elements (the budget)
     page = ("<html><body>" + paragraph * (20_000_000 // len(paragraph)) + "</body></html>").encode()
     assert len(page) >= 19_900_000
     analysis = analyse_page(page)
     assert analysis.keywords["river"] >= 1
+    with pytest.raises(PageError, match="WEBSIM_MAX_ELEMENTS"):
+        analyse_page(page, params=AnalysisParams(max_elements=10_000))
 
 
 def test_deeply_nested_page_is_analysed() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import analysed
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from scrapy.settings import Settings
@@ -325,13 +326,14 @@ def test_extract_and_the_pipeline_write_the_same_record(capsys: Any) -> None:
     pairs = [part for name, value in settings.items() for part in ("-s", f"{name}={value}")]
     assert main(["extract", str(page), *pairs]) == 0
     extracted = json.loads(capsys.readouterr().out)
-    pipeline = build_from_crawler(PageAnalysisPipeline, get_crawler(settings_dict=settings))
-    item = pipeline.process_item({"url": page.resolve().as_uri(), "html": page.read_text()})
+    in_process = {**settings, "WEBSIM_ANALYSIS_WORKERS": "0"}
+    pipeline = build_from_crawler(PageAnalysisPipeline, get_crawler(settings_dict=in_process))
+    item = analysed(pipeline, {"url": page.resolve().as_uri(), "html": page.read_text()})
     fields = ("title", "language", "main_text", "keywords", "links", "chunks")
     written = json.loads(json.dumps({name: item[name] for name in fields}))  # as a feed holds it
     assert written == {name: extracted[name] for name in fields}
     assert extracted["chunks"] and all(chunk["is_main"] for chunk in extracted["chunks"])
-    assert main(["extract", str(page)]) == 0  # other settings, another record
+    assert main(["extract", str(page), "--chunks", "full"]) == 0  # other settings, another record
     assert json.loads(capsys.readouterr().out)["chunks"] != extracted["chunks"]
 
 

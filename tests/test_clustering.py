@@ -25,7 +25,7 @@ from websim_crawler.core.clustering import (
     render_html,
     tfidf_vectors,
 )
-from websim_crawler.core.clustering.auto import candidate_range
+from websim_crawler.core.clustering.auto import coarse_grid, upper_bound
 from websim_crawler.core.text import keyword_tokens
 from websim_crawler.errors import ConfigError
 
@@ -209,15 +209,34 @@ def test_auto_recovers_the_number_of_topics(true_k: int) -> None:
     )
     assert result.n_clusters == true_k
     assert agreement(result.labels, np.array(truth)) > 0.97
-    upper = min(12, math.isqrt(len(documents)))  # auto tries up to sqrt(N) clusters
-    assert [score.n_clusters for score in result.candidates] == list(range(2, upper + 1))
+    tried = [score.n_clusters for score in result.candidates]
+    upper = min(12, len(documents) // 5)
+    assert set(coarse_grid(upper)) <= set(tried) <= set(range(2, upper + 1))
+    assert tried == sorted(tried)
+    xie_beni = {score.n_clusters: score.xie_beni for score in result.candidates}
+    assert xie_beni[true_k] <= 1.1 * min(xie_beni.values())  # the fewest within 10% of the best
+    assert all(xie_beni[k] > 1.1 * min(xie_beni.values()) for k in xie_beni if k < true_k)
 
 
-def test_candidate_range_is_bounded_by_sqrt_n() -> None:
-    assert candidate_range(1, 20) == [1]
-    assert candidate_range(2, 20) == [2]
-    assert candidate_range(100, 20) == list(range(2, 11))
-    assert candidate_range(10_000, 20) == list(range(2, 21))
+def test_auto_finds_many_small_topics_beyond_sqrt_n() -> None:
+    documents, truth = topic_documents(40, 8, seed=1)  # 320 documents: sqrt(N) is 17
+    result = cluster_documents(
+        [Document(f"http://site/{i}", counts) for i, counts in enumerate(documents)],
+        ClusteringParams(),
+    )
+    assert result.n_clusters == 40
+    assert agreement(result.labels, np.array(truth)) > 0.99
+    tried = [score.n_clusters for score in result.candidates]
+    assert max(tried) == 320 // 5 and len(tried) < 40  # coarse to fine, not all 63
+
+
+def test_upper_bound_and_coarse_grid() -> None:
+    assert upper_bound(1, 100) == 1
+    assert upper_bound(2, 100) == 2
+    assert upper_bound(100, 100) == 20  # N / 5
+    assert upper_bound(10_000, 100) == 100  # the setting
+    assert coarse_grid(20) == [2, 3, 4, 5, 6, 8, 10, 12, 15, 19, 20]
+    assert coarse_grid(2) == [2]
 
 
 def collect(pages: Sequence[tuple[Any, str, object]], kind: str = "record") -> DocumentCollector:

@@ -144,7 +144,8 @@ def test_cli_clusters_a_feed_and_analyses_pages_without_keywords(
     report = json.loads(output.read_text(encoding="utf-8"))
     assert report["params"]["n_clusters"] == 3  # auto finds the three topics
     assert report["params"]["n_clusters_requested"] == "auto"
-    assert [c["n_clusters"] for c in report["validity"]["candidates"]] == [2, 3, 4]
+    upper = len(report["documents"]) // 5  # auto tries 2..N/5
+    assert [c["n_clusters"] for c in report["validity"]["candidates"]] == list(range(2, upper + 1))
     assert report["input"]["skipped"] == {
         "duplicate_url": 1,
         "line_invalid_json": 1,

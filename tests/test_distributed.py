@@ -33,8 +33,8 @@ from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.distributed.addon import RedisAddon
 from websim_crawler.distributed.leases import RedisLeases, delete_worker_keys
 from websim_crawler.distributed.local import LocalRedis
-from websim_crawler.distributed.params import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.distributed.seeds import parse_seed
+from websim_crawler.distributed_params import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders.deepweb import DeepWebSpider
 from websim_crawler.spiders.site import SiteSpider

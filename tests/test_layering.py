@@ -1,27 +1,153 @@
-"""The pure core never imports scrapy or twisted (STYLE.md: pure core, thin adapters)."""
+"""Layering (STYLE.md: pure core, thin adapters), checked both ways.
+
+Downward only: the pure core imports neither Scrapy/Twisted nor any module of the adapter layer
+(``config``, ``pipelines``, ``spiders``, ``cli``, ``distributed``, ``jobdir``, ``reliability``,
+the settings modules beside ``config``...): from the package it may import only the core itself,
+``errors`` and the extras probe ``_imports``. Inward through the front door: outside
+``core/page/`` the page analysis is imported by the public names of ``websim_crawler.core.page``.
+Each rule is checked on the source (every import statement, those inside functions too) and,
+for the core, on what importing it actually loads.
+"""
 
 from __future__ import annotations
 
+import ast
 import pkgutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
 
 import websim_crawler.core
+import websim_crawler.core.page as page
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "websim_crawler"
+CORE = PACKAGE / "core"
+FRAMEWORKS = ("scrapy", "twisted", "scrapy_playwright", "scrapy_redis")
+# What the core may import from the package (everything else of it is the adapter layer).
+CORE_MAY_IMPORT = ("websim_crawler.core", "websim_crawler.errors", "websim_crawler._imports")
+PAGE_PACKAGE = "websim_crawler.core.page"
 
 
-def test_core_modules_import_without_scrapy_or_twisted() -> None:
+def imported_modules(source: str, module: str) -> Iterator[str]:
+    """Yield every module an import statement of ``source`` names (relative ones resolved)."""
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = module.split(".")[: -node.level]
+                parent = ".".join([*base, node.module] if node.module else base)
+            else:
+                parent = node.module or ""
+            yield parent
+            # ``from websim_crawler.core import text`` imports the module ``core.text``.
+            yield from (f"{parent}.{alias.name}" for alias in node.names)
+
+
+def allowed_in_core(name: str) -> bool:
+    """Tell whether the core may import the module ``name``."""
+    top = name.split(".")[0]
+    if top in FRAMEWORKS:
+        return False
+    if top != "websim_crawler" or name == "websim_crawler":
+        return True
+    return any(name == allowed or name.startswith(allowed + ".") for allowed in CORE_MAY_IMPORT)
+
+
+def core_violations(source: str, module: str) -> list[str]:
+    """Return the imports of a core module that reach a framework or the adapter layer."""
+    return [name for name in imported_modules(source, module) if not allowed_in_core(name)]
+
+
+def page_internals_used(source: str, module: str) -> list[str]:
+    """Return the ``core.page`` submodules (or private names) a module outside it imports."""
+    return sorted(
+        name
+        for name in set(imported_modules(source, module))
+        if name.startswith(PAGE_PACKAGE + ".") and not public_page_name(name)
+    )
+
+
+def public_page_name(name: str) -> bool:
+    """Tell whether ``name`` is ``websim_crawler.core.page.<a public name>``.
+
+    (``from websim_crawler.core.page import analyse_page`` yields "...core.page.analyse_page".)
+    """
+    package, _, last = name.rpartition(".")
+    return package == PAGE_PACKAGE and last in page.__all__
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts).removesuffix(".__init__")
+
+
+def python_files(*folders: Path) -> list[Path]:
+    return sorted(path for folder in folders for path in folder.rglob("*.py"))
+
+
+def test_the_checks_catch_what_they_guard() -> None:
+    module = "websim_crawler.core.page.analyse"
+    assert core_violations("from websim_crawler.config import WebsimConfig", module) == [
+        "websim_crawler.config",
+        "websim_crawler.config.WebsimConfig",
+    ]
+    assert core_violations("def f():\n    import scrapy.http\n", module) == ["scrapy.http"]
+    assert core_violations("from ...pipelines import analysis", module) == [
+        "websim_crawler.pipelines",
+        "websim_crawler.pipelines.analysis",
+    ]
+    assert core_violations("from websim_crawler import reliability", module) == [
+        "websim_crawler.reliability"
+    ]
+    assert core_violations("from websim_crawler.core import text\nimport numpy", module) == []
+    assert page_internals_used("from websim_crawler.core.page.records import Chunk", "x") == [
+        "websim_crawler.core.page.records",
+        "websim_crawler.core.page.records.Chunk",
+    ]
+    assert page_internals_used("from websim_crawler.core.page import Chunk", "x") == []
+    assert page_internals_used("from websim_crawler.core.page import _Hidden", "x") == [
+        "websim_crawler.core.page._Hidden"
+    ]
+
+
+@pytest.mark.parametrize("path", python_files(CORE), ids=lambda path: module_name(path))
+def test_core_module_imports_no_framework_and_no_adapter(path: Path) -> None:
+    module = module_name(path)
+    assert core_violations(path.read_text(encoding="utf-8"), module) == []
+
+
+def test_page_analysis_is_imported_by_its_public_names_only() -> None:
+    outside = [
+        path
+        for path in python_files(PACKAGE, ROOT / "tests", ROOT / "benchmarks")
+        if CORE / "page" not in path.parents
+    ]
+    used = {
+        module_name(path): found
+        for path in outside
+        if (found := page_internals_used(path.read_text(encoding="utf-8"), module_name(path)))
+    }
+    assert used == {}
+
+
+def test_importing_the_core_loads_no_framework_and_no_adapter() -> None:
     modules = [
         info.name
         for info in pkgutil.walk_packages(websim_crawler.core.__path__, "websim_crawler.core.")
     ]
-    assert "websim_crawler.core.text" in modules
+    assert {"websim_crawler.core.text", "websim_crawler.core.page.analyse"} <= set(modules)
     script = (
         "import importlib, sys\n"
         f"for name in {modules!r}: importlib.import_module(name)\n"
-        "leaked = sorted(m for m in sys.modules if m.split('.')[0] in ('scrapy', 'twisted'))\n"
-        "print(','.join(leaked))\n"
+        "print(' '.join(sorted(sys.modules)))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
-    assert result.stdout.strip() == "", f"core imports {result.stdout.strip()}"
+    leaked = [name for name in result.stdout.split() if not allowed_in_core(name)]
+    assert leaked == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 import random
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import pytest
 from websim_crawler.cli import main
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, find_near_duplicates
 from websim_crawler.core.neardup.content import content_texts, join_blocks
-from websim_crawler.core.neardup.index import ExactSentenceIndex
+from websim_crawler.core.neardup.index import ExactSentenceIndex, SiteTemplateRule
 from websim_crawler.core.neardup.lsh import CountMinSketch
 from websim_crawler.core.neardup.pages import PageSentences, page_sentences
 from websim_crawler.core.neardup.relations import (
@@ -29,6 +30,8 @@ from websim_crawler.core.neardup.sentences import (
     split_sentences,
 )
 from websim_crawler.core.page import analyse_page
+from websim_crawler.core.urls import registered_domain_of
+from websim_crawler.demo.site import Archive, record_page
 from websim_crawler.errors import ConfigError, PageError
 
 TOPICS = ["harbour", "glacier", "orchard", "violin", "lantern", "compass", "meadow", "falcon"]
@@ -154,6 +157,79 @@ def test_pair_classes_and_rates() -> None:
     assert pair_class(3, 3, 7) == "inclusion"
     assert pair_class(3, 7, 3) == "inclusion"
     assert pair_class(2, 4, 5) == "partial"
+
+
+def test_inclusion_tolerates_a_heading_or_a_date_line() -> None:
+    assert pair_class(6, 7, 10, tolerance=1) == "inclusion"  # one own line, 6 shared
+    assert pair_class(6, 7, 10, tolerance=0) == "partial"
+    assert pair_class(2, 3, 10, tolerance=1) == "partial"  # one own line but only 2 shared
+    assert pair_class(6, 8, 10, tolerance=1) == "partial"  # two own lines
+    assert pair_class(6, 8, 10, tolerance=2) == "inclusion"
+    s = SENTENCES
+    heading = "Our correspondent filed this summary from the northern harbour office"
+    dated = "Updated on Tuesday the fourth of March at half past ten in the morning"
+    items = [
+        item("http://a.com/story.html", s[0:12]),
+        item("http://b.org/summary.html", [heading, *s[0:5]]),
+        item("http://c.net/dated.html", [dated, *s[0:4]]),
+        item("http://d.info/own.html", [heading, dated, *s[0:5]]),
+    ]
+    found = run_pages(items)
+    by_copy = {next(iter(key - {"http://a.com/story.html"})): pair for key, pair in found.items()
+               if "http://a.com/story.html" in key}  # fmt: skip
+    assert by_copy["http://b.org/summary.html"]["class"] == "inclusion"
+    assert by_copy["http://c.net/dated.html"]["class"] == "inclusion"
+    assert by_copy["http://d.info/own.html"]["class"] == "partial"
+    strict = run_pages(items, inclusion_tolerance=0)
+    assert [strict[frozenset(("http://a.com/story.html", url))]["class"] for url in by_copy] == [
+        "partial"
+    ] * 3
+
+
+def demo_items(analysed: bool) -> list[dict[str, Any]]:
+    archive = Archive.bundled()
+    items = []
+    for record in archive.records:
+        url = f"http://127.0.0.1:8000/record/{record.number}"
+        html = record_page(archive, record)
+        if analysed:
+            chunks = [vars(chunk) for chunk in analyse_page(html, url).chunks]
+            items.append({"url": url, "chunks": chunks, "links": []})
+        else:
+            items.append({"url": url, "html": html})
+    return items
+
+
+def test_one_sites_template_is_no_near_duplicate() -> None:
+    items = demo_items(analysed=False)
+    rng = random.Random(15)
+    for size in (40, 5, 6, 12, 30, *(rng.randint(5, 40) for _ in range(3))):
+        report = find_near_duplicates(rng.sample(items, size))
+        assert report.pairs == [], size
+        assert report.stats["sentences"]["site_template_ignored"] >= 4 or size > 30
+    # the same template sentences count when the rule is off (the demo site's ads and footer)
+    loose = find_near_duplicates(items[:12], NeardupParams(site_template_min_pages=20))
+    assert len(loose.pairs) == 66 and {pair.pair_class for pair in loose.pairs} == {"partial"}
+    # the MinHash method's site sketch applies the same rule
+    minhash = {"method": "minhash", "lsh_threshold": 0.1}
+    assert find_near_duplicates(items[:12], NeardupParams(**minhash)).pairs == []
+    loose_minhash = NeardupParams(**minhash, site_template_min_pages=20)
+    assert len(find_near_duplicates(items[:12], loose_minhash).pairs) > 30
+    # a real copy inside the site is still found: record 1 again under a print URL
+    copy = {**items[0], "url": "http://127.0.0.1:8000/record/1?print=1"}
+    report = find_near_duplicates([*items[:9], copy])
+    assert [(pair.pair_class, pair.relation) for pair in report.pairs] == [
+        ("identical", "in-site inclusion")
+    ]
+
+
+def test_main_chunks_keep_small_samples_of_a_site_apart() -> None:
+    analysed = demo_items(analysed=True)[:8]
+    for size in (2, 3, 4, 8):
+        assert find_near_duplicates(analysed[:size]).pairs == [], size
+    # the content blocks of every chunk hold the template: 2 pages share it (below the site rule)
+    both = find_near_duplicates(analysed[:2], NeardupParams(region="content"))
+    assert len(both.pairs) == 1 and both.pairs[0].relation == "in-site related"
 
 
 def test_path_similarity() -> None:
@@ -292,12 +368,27 @@ def random_collection(n_pages: int, seed: int) -> list[PageSentences]:
     return pages
 
 
-def brute_force(pages: list[PageSentences], max_frequency: int, min_shared: int) -> dict:
-    frequency: dict[int, int] = {}
+def brute_force(
+    pages: list[PageSentences], max_frequency: int, min_shared: int, rule: SiteTemplateRule
+) -> dict:
+    frequency: Counter[int] = Counter()
+    on_site: Counter[tuple[int, str]] = Counter()
+    site_pages = Counter(registered_domain_of(page.url) for page in pages)
     for page in pages:
         for value in page.sentence_hashes.tolist():
-            frequency[value] = frequency.get(value, 0) + 1
-    sets = [{v for v in p.sentence_hashes.tolist() if frequency[v] <= max_frequency} for p in pages]
+            frequency[value] += 1
+            on_site[(value, registered_domain_of(page.url))] += 1
+    sets = [
+        {
+            v
+            for v in p.sentence_hashes.tolist()
+            if frequency[v] <= max_frequency
+            and not rule.is_template(
+                on_site[(v, registered_domain_of(p.url))], site_pages[registered_domain_of(p.url)]
+            )
+        }
+        for p in pages
+    ]
     expected = {}
     for i, j in itertools.combinations(range(len(pages)), 2):
         shared = len(sets[i] & sets[j])
@@ -311,20 +402,22 @@ def test_spilled_index_matches_brute_force(
     tmp_path: Path, partitions: int, buffer_entries: int
 ) -> None:
     pages = random_collection(120, seed=partitions)
+    rule = SiteTemplateRule(share=0.1, min_pages=2)  # on 3 of a site's 24 pages: its template
     index = ExactSentenceIndex(
         tmp_path, max_frequency=6, min_shared=2, partitions=partitions,
-        buffer_entries=buffer_entries,
+        buffer_entries=buffer_entries, site_template=rule,
     )  # fmt: skip
     for page in pages:
-        index.add(page)
+        index.add(page, int(registered_domain_of(page.url)[1]))
     found = {}
     for firsts, seconds, shared in index.pairs():
         for i, j, n in zip(firsts.tolist(), seconds.tolist(), shared.tolist(), strict=True):
             found[(i, j)] = n
     counts = index.page_counts_
     assert counts is not None
-    expected = brute_force(pages, 6, 2)
+    expected = brute_force(pages, 6, 2, rule)
     assert len(expected) > 20
+    assert index.stats.site_template_sentences > 5
     assert found == {pair: value[0] for pair, value in expected.items()}
     for (i, j), (_, count_i, count_j) in expected.items():
         assert (counts[i], counts[j]) == (count_i, count_j)

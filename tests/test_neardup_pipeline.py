@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import pytest_twisted
+from conftest import analysed
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
@@ -40,6 +41,7 @@ def test_pipeline_after_the_analysis_writes_the_report(tmp_path: Path) -> Any:
         settings_dict={
             "WEBSIM_NEARDUP_OUTPUT": str(output),
             "WEBSIM_NEARDUP_MIN_SHARED_SENTENCES": "3",
+            "WEBSIM_ANALYSIS_WORKERS": 0,
         }
     )
     analysis = build_from_crawler(PageAnalysisPipeline, crawler)
@@ -51,7 +53,7 @@ def test_pipeline_after_the_analysis_writes_the_report(tmp_path: Path) -> Any:
         ("http://news.test/two", SENTENCES[6:8] + SENTENCES[9:12]),  # 2 shared: below 3
     ]
     for url, sentences in records:
-        item = analysis.process_item(PageItem(url=url, html=page(sentences)))
+        item = analysed(analysis, PageItem(url=url, html=page(sentences)))
         assert item["chunks"]
         assert pipeline.process_item(item) is item
     pipeline.process_item(PageItem(url="http://news.test/empty"))

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import scrapy
+from conftest import analysed
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem
 from scrapy.utils.misc import build_from_crawler
@@ -29,7 +30,7 @@ PAGE = """<html><head><title>Volcano eruptions</title></head><body>
 
 
 def make_pipeline(**settings: Any) -> PageAnalysisPipeline:
-    crawler = get_crawler(settings_dict=settings)
+    crawler = get_crawler(settings_dict={"WEBSIM_ANALYSIS_WORKERS": 0, **settings})
     return build_from_crawler(PageAnalysisPipeline, crawler)
 
 
@@ -56,7 +57,7 @@ class NarrowItem(scrapy.Item):
 
 def test_dict_item_gets_analysis_fields_and_stats() -> None:
     pipeline = make_pipeline()
-    item = pipeline.process_item({"url": "http://volcano.example/a", "html": PAGE})
+    item = analysed(pipeline, {"url": "http://volcano.example/a", "html": PAGE})
     assert item["title"] == "Volcano eruptions"
     assert item["language"] == "en"
     assert item["main_text"].splitlines() == [
@@ -75,16 +76,16 @@ def test_dict_item_gets_analysis_fields_and_stats() -> None:
 
 def test_scrapy_item_and_dataclass_item() -> None:
     pipeline = make_pipeline(WEBSIM_CHUNK_DETAIL="none")
-    item = pipeline.process_item(PageItem(url="http://v.example/a", html=PAGE))
+    item = analysed(pipeline, PageItem(url="http://v.example/a", html=PAGE))
     assert item["keywords"]["erupt"] == 2 and "chunks" not in item
-    page = pipeline.process_item(DataclassPage(url="http://v.example/b", html=PAGE))
+    page = analysed(pipeline, DataclassPage(url="http://v.example/b", html=PAGE))
     assert page.title == "Volcano eruptions" and page.keywords["volcano"] == 2
 
 
 def test_undeclared_fields_are_left_out_and_counted(caplog: pytest.LogCaptureFixture) -> None:
     pipeline = make_pipeline()
     with caplog.at_level(logging.WARNING):
-        item = pipeline.process_item(NarrowItem(url="http://v.example/a", html=PAGE))
+        item = analysed(pipeline, NarrowItem(url="http://v.example/a", html=PAGE))
     assert "volcano" in item["main_text"]
     assert stats(pipeline)["websim/fields/undeclared"] >= 3
     assert "no field 'keywords'" in caplog.text
@@ -94,7 +95,7 @@ def test_html_field_and_chunk_detail_settings() -> None:
     pipeline = make_pipeline(
         WEBSIM_HTML_FIELD="body", WEBSIM_CHUNK_DETAIL="main", WEBSIM_DROP_HTML=True
     )
-    item = pipeline.process_item({"url": "http://v.example/a", "body": PAGE.encode()})
+    item = analysed(pipeline, {"url": "http://v.example/a", "body": PAGE.encode()})
     assert item["body"] is None
     assert item["chunks"] and all(chunk["is_main"] for chunk in item["chunks"])
 
@@ -106,7 +107,7 @@ def test_html_field_and_chunk_detail_settings() -> None:
 def test_bad_pages_are_dropped_with_a_counted_reason(html: Any, reason: str) -> None:
     pipeline = make_pipeline()
     with pytest.raises(DropItem, match=reason):
-        pipeline.process_item({"url": "http://v.example/bad", "html": html})
+        analysed(pipeline, {"url": "http://v.example/bad", "html": html})
     counted = stats(pipeline)
     assert counted[f"websim/pages/dropped/{reason}"] == 1
     assert counted["websim/pages/seen"] == 1
@@ -120,12 +121,12 @@ def test_bad_setting_fails_at_start_naming_it() -> None:
 
 
 def test_template_chunks_across_pages_of_a_site() -> None:
-    pipeline = make_pipeline(WEBSIM_TEMPLATE_MIN_PAGES=2)
+    pipeline = make_pipeline(WEBSIM_TEMPLATE_MIN_PAGES=2, WEBSIM_CHUNK_DETAIL="full")
     banner = "<div>Welcome to the volcano observatory online shop and museum.</div>"
     fates = []
     for number in range(3):
         html = f"<html><body>{banner}<div><p>Report {number} on volcano gas.</p></div></body>"
-        item = pipeline.process_item({"url": f"http://v.example/{number}", "html": html})
+        item = analysed(pipeline, {"url": f"http://v.example/{number}", "html": html})
         fates.append(next(c["fate"] for c in item["chunks"] if "Welcome" in c["text"]))
     assert fates == ["kept", "kept", "duplicate"]
 

@@ -13,8 +13,12 @@ from collections import Counter
 from collections.abc import Callable
 from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
+import pytest_twisted
+from conftest import analysed
+from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.core.clustering import DocumentCollector
@@ -70,27 +74,30 @@ def page(number: int) -> dict[str, object]:
     return {"url": f"http://s.org/{number}", "kind": "record", "html": html}
 
 
-def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> None:
+@pytest_twisted.inlineCallbacks
+def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> Any:
     settings = {
         "JOBDIR": str(tmp_path / "job"),
         "WEBSIM_CLUSTERS_OUTPUT": str(tmp_path / "clusters.json"),
+        "WEBSIM_ANALYSIS_WORKERS": 0,
+        "WEBSIM_CHUNK_DETAIL": "full",
     }
     analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
     clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
     for number in range(5):
-        clustering.process_item(analysis.process_item(page(number)))
-    analysis.close_spider()
+        clustering.process_item(analysed(analysis, page(number)))
+    yield deferred_from_coro(analysis.close_spider())
     # What ClusteringPipeline.close_spider saves before it clusters (the crawl test runs it).
     save_state(settings, BUFFER_STATE, clustering.collector.to_dict())
 
     resumed_analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
     resumed_clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
-    assert resumed_analysis.site_memory.to_dict() == analysis.site_memory.to_dict()
-    assert len(resumed_analysis.site_memory) > 0
+    assert resumed_analysis.pool.site_memory.to_dict() == analysis.pool.site_memory.to_dict()
+    assert len(resumed_analysis.pool.site_memory) > 0
     assert resumed_clustering.collector.documents == clustering.collector.documents
     assert len(resumed_clustering.collector.documents) == 5
     # The footer, seen on 5 pages before, is template for the resumed pipeline at once.
-    item = resumed_analysis.process_item(page(6))
+    item = analysed(resumed_analysis, page(6))
     (footer,) = [chunk for chunk in item["chunks"] if "Copyright" in chunk["text"]]
     assert footer["is_main"] is False
 

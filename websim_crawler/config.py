@@ -22,14 +22,14 @@ from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.params import (
     SettingsLike,
-    declared_settings,
     params_from_settings,
     setting,
     validate,
 )
 from websim_crawler.core.similarity.params import SimilarityParams
-from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import ConfigError
+from websim_crawler.pool import PoolParams
 from websim_crawler.reliability_params import ReliabilityParams
 from websim_crawler.render_params import RenderParams
 
@@ -42,7 +42,7 @@ class ItemFieldParams:
 
     html_field: str = setting("html", "WEBSIM_HTML_FIELD", "item field that holds the page HTML")
     chunk_detail: str = setting(
-        "full",
+        "main",
         "WEBSIM_CHUNK_DETAIL",
         "chunks written to items: full (every chunk), main (main-content chunks) or none",
         choices=("full", "main", "none"),
@@ -107,6 +107,7 @@ class WebsimConfig:
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
     distributed: DistributedParams = field(default_factory=DistributedParams)
+    pool: PoolParams = field(default_factory=PoolParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:
@@ -152,12 +153,7 @@ _CACHE_ATTRIBUTE = "_websim_config"
 
 def setting_names() -> tuple[str, ...]:
     """Return the name of every ``WEBSIM_*`` setting ``WebsimConfig`` reads."""
-    hints = typing.get_type_hints(WebsimConfig)
-    return tuple(
-        name
-        for section in dataclasses.fields(WebsimConfig)
-        for name, _default, _help in declared_settings(hints[section.name])
-    )
+    return tuple(declared_setting_fields())
 
 
 def websim_config(crawler: HasSettings) -> WebsimConfig:
@@ -225,6 +221,12 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
     CommandFlag(
         ("extract",), ("--language",), "WEBSIM_LANGUAGE", "ISO 639-1 language of the pages"
     ),
+    CommandFlag(
+        ("extract",),
+        ("--workers",),
+        "WEBSIM_ANALYSIS_WORKERS",
+        "worker processes that analyse the pages (0: this one)",
+    ),
     CommandFlag(("cluster",), ("-o", "--output"), "WEBSIM_CLUSTERS_OUTPUT", "clusters JSON file"),
     CommandFlag(("cluster",), ("--html",), "WEBSIM_CLUSTERS_HTML", "also write an HTML report"),
     CommandFlag(
@@ -244,7 +246,7 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
         ("cluster",),
         ("--max-clusters",),
         "WEBSIM_CLUSTERS_MAX_K",
-        "auto tries 2..min(this, sqrt(pages)) clusters",
+        "auto tries 2..min(this, pages / 5) clusters, coarse to fine",
     ),
     CommandFlag(
         ("cluster",), ("--index",), "WEBSIM_CLUSTERS_AUTO_INDEX", "validity index auto picks by"

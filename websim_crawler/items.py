@@ -17,6 +17,7 @@ class PageItem(scrapy.Item):
     html = scrapy.Field()
     links = scrapy.Field()
     screenshot = scrapy.Field()
+    encoding_confidence = scrapy.Field()
     # Added by PageAnalysisPipeline.
     language = scrapy.Field()
     main_text = scrapy.Field()

@@ -29,23 +29,26 @@ DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # larger responses are cancelled (Scrapy's 
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 RETRY_TIMES = 2
 # Retries of 429/503 answers wait for their Retry-After (up to WEBSIM_RETRY_AFTER_MAX s).
-DOWNLOADER_MIDDLEWARES = {"websim_crawler.reliability.RetryAfterMiddleware": 560}
+DOWNLOADER_MIDDLEWARES = {
+    "websim_crawler.reliability.RetryAfterMiddleware": 560,
+    # After decompression (590): decode pages as browsers do (see decoding.py).
+    "websim_crawler.decoding.PageDecodingMiddleware": 585,
+}
 DEPTH_LIMIT = 4  # the site spider's link depth; deepweb is bounded by max_pages instead
 CLOSESPIDER_PAGECOUNT = 5000  # a safety cap on responses per crawl
 
-# The collection-wide stages stay off (NotConfigured) until their output setting is given:
-# WEBSIM_CLUSTERS_OUTPUT, WEBSIM_SIMILARITY_OUTPUT, WEBSIM_NEARDUP_OUTPUT.
-ITEM_PIPELINES = {
-    "websim_crawler.pipelines.PageAnalysisPipeline": 300,
-    "websim_crawler.pipelines.clustering.ClusteringPipeline": 800,
-    "websim_crawler.pipelines.similarity.SimilarityPipeline": 810,
-    "websim_crawler.pipelines.neardup.NearDuplicatePipeline": 820,
-}
+ITEM_PIPELINES = {"websim_crawler.pipelines.PageAnalysisPipeline": 300}
+# Scraped and dropped items are logged as one line (URL, kind, main text, keywords), not whole.
+LOG_FORMATTER = "websim_crawler.logformatter.ItemSummaryLogFormatter"
 
 # With JOBDIR, queue, seen requests and leases live in one SQLite file, so a crawl resumes after
 # SIGKILL too (recrawling at most the requests in flight); without JOBDIR: Scrapy's scheduler.
 SCHEDULER = "websim_crawler.jobdir_scheduler.JobdirScheduler"
-# -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.
-ADDONS = {"websim_crawler.distributed.addon.RedisAddon": 0}
-# -s WEBSIM_STATS_OUTPUT=stats.json writes the final stats (failures by reason) as JSON.
-EXTENSIONS = {"websim_crawler.reliability.StatsFile": 1000}
+ADDONS = {
+    # The collection-wide stages join ITEM_PIPELINES when their output setting is given
+    # (WEBSIM_CLUSTERS_OUTPUT, WEBSIM_SIMILARITY_OUTPUT, WEBSIM_NEARDUP_OUTPUT), and the stats
+    # file joins EXTENSIONS with -s WEBSIM_STATS_OUTPUT=stats.json (failures by reason).
+    "websim_crawler.addon.OutputsAddon": 0,
+    # -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.
+    "websim_crawler.distributed.addon.RedisAddon": 0,
+}

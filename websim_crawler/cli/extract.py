@@ -7,7 +7,8 @@ import contextlib
 import json
 import sys
 from collections import Counter
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import replace
 
 from websim_crawler.cli._settings import (
     add_progress_option,
@@ -18,9 +19,10 @@ from websim_crawler.cli._settings import (
     report_problems,
 )
 from websim_crawler.cli._sources import page_locations, read_page
+from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_writer, check_output_path
-from websim_crawler.core.page import analyse_page, new_template_memory
 from websim_crawler.errors import PageError
+from websim_crawler.pool import AnalysisPool, PageOutcome
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,33 +47,28 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         check_output_path(args.output)
     found = page_locations(args.sources, config.inputs)
-    memory = new_template_memory(config.analysis)
-    failures: Counter[str] = Counter()
-    read = 0
     pages = found.locations
+    workers = min(config.pool.worker_count(), len(pages))  # no idle workers for a few pages
+    pool = AnalysisPool(
+        config.analysis, replace(config.pool, workers=workers), config.items.chunk_detail
+    )
+    failures: Counter[str] = Counter()
+    read: list[str] = []
     with (
-        atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout)
-    ) as output:
-        for location in progress(pages, args, unit="page") if len(pages) > 1 else pages:
-            record: dict[str, Any]
-            try:
-                page = read_page(location, config)
-                read += 1
-                analysis = analyse_page(
-                    page.body,
-                    page.url,
-                    params=config.analysis,
-                    content_type=page.content_type,
-                    site_memory=memory,
-                )
-            except PageError as exc:
-                failures[exc.reason] += 1
-                record = {"url": location, "error": exc.reason, "message": str(exc)}
-                print(f"websim extract: {exc}", file=sys.stderr)
-            else:
-                record = analysis.to_dict(config.items.chunk_detail)
+        atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout) as output,
+        contextlib.closing(pool),
+    ):
+        outcomes = pool.map(_read_pages(pages, config, read))
+        shown = progress(outcomes, args, unit="page", total=len(pages)) if pages[1:] else outcomes
+        for location, outcome in zip(pages, shown, strict=True):
+            record = outcome.record
+            if record is None:
+                reason = outcome.dropped or outcome.failed or "unknown"
+                failures[reason] += 1
+                record = {"url": location, "error": reason, "message": outcome.message}
+                print(f"websim extract: {outcome.message}", file=sys.stderr)
             output.write(json.dumps(record, ensure_ascii=False) + "\n")
-    if read == 0:
+    if not read:
         print(f"websim extract: no page could be read of {len(pages)}", file=sys.stderr)
         return 2
     problems = []
@@ -84,3 +81,17 @@ def run(args: argparse.Namespace) -> int:
             f"{config.inputs.max_files}"
         )
     return report_problems("extract", problems)
+
+
+def _read_pages(
+    pages: list[str], config: WebsimConfig, read: list[str]
+) -> Iterator[tuple[bytes, str | None, str | None] | PageOutcome]:
+    """Read each page (``read`` collects those read); one that cannot be is an outcome."""
+    for location in pages:
+        try:
+            page = read_page(location, config)
+        except PageError as exc:
+            yield PageOutcome(dropped=exc.reason, message=str(exc))
+        else:
+            read.append(location)
+            yield page.body, page.url, page.content_type

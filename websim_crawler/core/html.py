@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Iterator
+<<<<<<< HEAD
+from typing import Any
+=======
+from dataclasses import dataclass
+>>>>>>> collq
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
 import lxml.html
 from charset_normalizer import from_bytes
-from w3lib.encoding import html_body_declared_encoding, html_to_unicode
+from w3lib.encoding import (
+    html_body_declared_encoding,
+    http_content_type_encoding,
+    read_bom,
+    to_unicode,
+)
 
 from websim_crawler.errors import PageError
 
@@ -36,6 +47,19 @@ _BINARY_TEXT_MAGIC = tuple(magic.decode("latin-1") for magic in _BINARY_MAGIC)
 _XML_DECLARATION_RE = re.compile(r"^\s*<\?xml[^>]*\?>", re.IGNORECASE)
 _MAX_REPLACEMENT_RATIO = 0.001
 _BROWSER_DEFAULT_ENCODING = "cp1252"
+# How sure a decoding is (the ``encoding_confidence`` item field): a BOM or a declaration the
+# bytes agree with; detection on a clean text; or doubtful (undecodable bytes or a messy guess).
+DECLARED, DETECTED, DOUBTFUL = "declared", "detected", "doubtful"
+ENCODING_CONFIDENCES = (DECLARED, DETECTED, DOUBTFUL)
+_WIDE_ENCODINGS = frozenset(
+    ["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]
+)
+# UTF-16/32 without a BOM: the NUL share of the code-unit bytes that ASCII leaves zero, and the
+# most the other byte may have.
+_MIN_WIDE_NUL_SHARE = 0.3
+_MAX_WIDE_LOW_NUL_SHARE = 0.05
+# charset-normalizer's own threshold: a guess messier than this is doubtful.
+_MAX_DETECTION_CHAOS = 0.2
 MAX_NESTING = 1000
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][\w:-]*)(?:\s[^>]*?)?(/?)>")
 _VOID_TAGS = frozenset(
@@ -58,6 +82,7 @@ _VOID_TAGS = frozenset(
 )
 _TOO_DEEP: lxml.html.HtmlElement = lxml.html.HtmlElement()
 _SNIFF_BYTES = 4096
+_COUNTING_SLICE = 256 * 1024  # characters fed to the parser between two element counts
 # Absolute links with dot segments, brackets or white space still go through ``urljoin``.
 _NEEDS_JOIN_RE = re.compile(r"/\.|[\[\]\s]")
 # The Wayback Machine inserts its replay toolbar (links to the archive, capture dates) between
@@ -83,30 +108,108 @@ _TITLE_XPATHS = tuple(
 _LANGUAGE_META_XPATH = lxml.etree.XPath("//meta[@http-equiv and @content]")
 
 
-def decode_html(data: bytes, content_type: str | None = None, encoding: str | None = None) -> str:
-    """Decode page bytes by BOM, header, declared charset or detection; raise ``PageError``.
+@dataclass(frozen=True)
+class DecodedPage:
+    """A page's text, the encoding it was decoded with and how sure that is."""
 
-    A declared charset that the bytes contradict (many undecodable sequences) is overruled by
-    detection (charset-normalizer), so mis-declared pages still read right.
+    text: str
+    encoding: str
+    confidence: str
+
+
+def decode_html(data: bytes, content_type: str | None = None, encoding: str | None = None) -> str:
+    """Decode page bytes (see ``decode_page``) and return the text; raise ``PageError``."""
+    return decode_page(data, content_type, encoding).text
+
+
+def decode_page(
+    data: bytes, content_type: str | None = None, encoding: str | None = None
+) -> DecodedPage:
+    """Decode page bytes by BOM, header, declared charset or detection, the WHATWG way.
+
+    ``encoding`` overrides the header. A UTF-16/32 header is believed only when the bytes are
+    laid out that way (no BOM and ASCII-like bytes: not UTF-16); a ``<meta>`` that names UTF-16
+    means UTF-8 (it was read from ASCII-compatible bytes) and one naming UTF-32 is ignored, as
+    in browsers. A declared charset that the bytes contradict (many undecodable sequences) is
+    overruled by detection (charset-normalizer). Raise ``PageError`` for empty or binary pages.
     """
     if not data or data.isspace():
         raise PageError("empty", "the page has no content")
+    bom_encoding, bom = read_bom(data)
+    if bom_encoding is not None and bom is not None:
+        return DecodedPage(data[len(bom) :].decode(bom_encoding, "replace"), bom_encoding, DECLARED)
     head = data[:_SNIFF_BYTES]
-    if head.lstrip().startswith(_BINARY_MAGIC) or (
-        b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff"))
-    ):
+    header = _codec_name(encoding) if encoding else http_content_type_encoding(content_type)
+    if header is not None and _codec_name(header) in _WIDE_ENCODINGS:
+        layout = _wide_layout(head, 4 if _codec_name(header).startswith("utf-32") else 2)
+        if layout is not None:
+            return _checked(data.decode(layout, "replace"), layout, DECLARED)
+        header = None  # no BOM and ASCII-like bytes: the header is wrong
+    if head.lstrip().startswith(_BINARY_MAGIC) or b"\x00" in head:
         raise PageError("binary", "the page is binary data, not HTML")
-    header = f"text/html; charset={encoding}" if encoding else content_type
-    _used, text = html_to_unicode(header, data, auto_detect_fun=_detect_encoding)
-    if "\ufffd" in text and text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2:
-        detected = _detect_encoding(data)
-        if detected and detected.lower() != _used.lower():
-            text = data.decode(detected, errors="replace")
-    return text
+    declared = header or _meta_encoding(data)
+    if declared is not None:
+        text = to_unicode(data, declared)
+        if not _has_many_replacements(text):
+            return _checked(text, declared, DECLARED)
+    guess, chaos = _detect_encoding(data)
+    detected = _codec_name(guess) if guess else None
+    if detected is None:
+        return _checked(to_unicode(data, declared or "utf-8"), declared or "utf-8", DOUBTFUL)
+    text = data.decode(detected, errors="replace")
+    return _checked(text, detected, DETECTED if chaos <= _MAX_DETECTION_CHAOS else DOUBTFUL)
 
 
-def _detect_encoding(data: bytes) -> str | None:
-    """Guess the encoding; among equally clean guesses prefer windows-1252.
+def _codec_name(label: str) -> str:
+    """Return Python's name of an encoding label (``UTF16`` -> ``utf-16``), else the label."""
+    try:
+        return codecs.lookup(label).name
+    except LookupError:
+        return label.lower()
+
+
+def _meta_encoding(data: bytes) -> str | None:
+    """Return the charset of the page's markup, mapped by the WHATWG prescan rules."""
+    declared = html_body_declared_encoding(data)
+    if declared is None:
+        return None
+    name = _codec_name(declared)
+    if name.startswith("utf-16"):
+        return "utf-8"
+    return None if name.startswith("utf-32") else declared
+
+
+def _wide_layout(head: bytes, width: int) -> str | None:
+    """Return ``utf-16-le``/``-be`` (or ``utf-32``) when NUL bytes sit where ASCII code units
+    of that width put them, else ``None`` (ASCII-compatible bytes are not UTF-16)."""
+    head = head[: len(head) - len(head) % width]
+    units = len(head) // width
+    if units < 2:
+        return None
+    nul_share = [head[offset::width].count(0) / units for offset in range(width)]
+    family = f"utf-{8 * width}"
+    high = nul_share[1:] if width == 4 else nul_share[1:2]
+    if min(high) >= _MIN_WIDE_NUL_SHARE and nul_share[0] < _MAX_WIDE_LOW_NUL_SHARE:
+        return f"{family}-le"
+    low = nul_share[:3] if width == 4 else nul_share[:1]
+    if min(low) >= _MIN_WIDE_NUL_SHARE and nul_share[-1] < _MAX_WIDE_LOW_NUL_SHARE:
+        return f"{family}-be"
+    return None
+
+
+def _has_many_replacements(text: str) -> bool:
+    return "\ufffd" in text and text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2
+
+
+def _checked(text: str, encoding: str, confidence: str) -> DecodedPage:
+    """Mark a decoding doubtful when replacement characters remain in the text."""
+    doubtful = confidence == DOUBTFUL or _has_many_replacements(text)
+    return DecodedPage(text, encoding, DOUBTFUL if doubtful else confidence)
+
+
+def _detect_encoding(data: bytes) -> tuple[str | None, float]:
+    """Guess the encoding and its chaos (0 = clean); among equally clean guesses prefer
+    windows-1252.
 
     Short texts often decode without a flaw in several single-byte encodings; browsers fall
     back to windows-1252 for undeclared Western pages (WHATWG Encoding), so it wins ties.
@@ -114,11 +217,11 @@ def _detect_encoding(data: bytes) -> str | None:
     matches = from_bytes(data[:200_000])
     best = matches.best()
     if best is None:
-        return None
+        return None, 1.0
     for match in matches:
         if match.encoding == _BROWSER_DEFAULT_ENCODING and match.chaos <= best.chaos:
-            return _BROWSER_DEFAULT_ENCODING
-    return str(best.encoding)
+            return _BROWSER_DEFAULT_ENCODING, match.chaos
+    return str(best.encoding), best.chaos
 
 
 def declared_encoding(data: bytes) -> str | None:
@@ -141,14 +244,25 @@ def parse_html(
 
 
 def parse_document(
-    html: str | bytes, encoding: str | None = None, content_type: str | None = None
+    html: str | bytes,
+    encoding: str | None = None,
+    content_type: str | None = None,
+    max_elements: int | None = None,
 ) -> lxml.etree._Element:
     """Parse a page like ``parse_html`` into plain ``lxml.etree`` elements (faster to walk).
 
     ``lxml.html`` looks up a Python element class for every element it hands out; the page
-    analysis needs none of the ``HtmlElement`` methods.
+    analysis needs none of the ``HtmlElement`` methods. A page with more than ``max_elements``
+    elements raises ``PageError("too_many_elements")`` as soon as the parser reaches the one
+    over the limit, before the rest of it takes memory.
     """
-    return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser)
+    return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser, max_elements)
+
+
+def opened_tags(text: str) -> int:
+    """Count the ``<`` of the markup that close nothing: an upper bound on the elements that
+    parsing it makes (besides the few a parser adds itself), found at the speed of memory."""
+    return text.count("<") - text.count("</")
 
 
 def _parse_page(
@@ -156,6 +270,7 @@ def _parse_page(
     encoding: str | None,
     content_type: str | None,
     parser_class: type[lxml.etree.HTMLParser],
+    max_elements: int | None = None,
 ) -> lxml.etree._Element:
     if isinstance(html, bytes):
         text = decode_html(html, content_type, encoding)
@@ -171,7 +286,11 @@ def _parse_page(
         text = _REPLAY_TOOLBAR_RE.sub("", text)
     if not text or text.isspace():
         raise PageError("empty", "the page has no content")
-    root = _parse_text(text, parser_class)
+    # Every element starts with "<": a page with fewer is under any element limit.
+    if max_elements is not None and opened_tags(text) > max_elements:
+        root = _parse_counting(text, max_elements)
+    else:
+        root = _parse_text(text, parser_class)
     if root is _TOO_DEEP:
         # libxml2 silently drops what lies deeper than its nesting limit: flatten and retry.
         root = _parse_text(flatten_deep_nesting(text, MAX_NESTING), parser_class)
@@ -180,27 +299,71 @@ def _parse_page(
     return root
 
 
-def _parse_text(text: str, parser_class: type[lxml.etree.HTMLParser]) -> lxml.etree._Element | None:
-    # libxml2 reads UTF-8 bytes without converting them first, faster than a ``str``.
+def _utf8(text: str) -> str | bytes:
+    """Return the text as UTF-8 bytes, which libxml2 reads without converting them first."""
     try:
-        data: str | bytes = text.encode("utf-8")
+        return text.encode("utf-8")
     except UnicodeEncodeError:  # lone surrogates: let lxml take the string
-        data = text
-    parser = parser_class(
-        encoding="utf-8" if isinstance(data, bytes) else None,
-        remove_comments=True,
-        remove_pis=True,
-        huge_tree=True,
-        recover=True,
-        collect_ids=False,  # no id index: nothing looks elements up by id
-    )
+        return text
+
+
+_PARSER_OPTIONS: dict[str, Any] = {
+    "remove_comments": True,
+    "remove_pis": True,
+    "huge_tree": True,
+    "recover": True,
+    "collect_ids": False,  # no id index: nothing looks elements up by id
+}
+
+
+def _parse_text(text: str, parser_class: type[lxml.etree.HTMLParser]) -> lxml.etree._Element | None:
+    data = _utf8(text)
+    parser = parser_class(encoding="utf-8" if isinstance(data, bytes) else None, **_PARSER_OPTIONS)
     try:
         root = lxml.etree.fromstring(data, parser=parser)
     except (lxml.etree.LxmlError, ValueError) as exc:
         raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
+    return _checked_root(root, parser)
+
+
+def _checked_root(
+    root: lxml.etree._Element | None, parser: lxml.etree._FeedParser
+) -> lxml.etree._Element | None:
     if any("Excessive depth" in error.message for error in parser.error_log):
         return _TOO_DEEP
     return root
+
+
+def _parse_counting(text: str, max_elements: int) -> lxml.etree._Element | None:
+    """Parse like ``_parse_text``, fed in slices while counting the elements made so far;
+    raise ``PageError("too_many_elements")`` once they are over ``max_elements``."""
+    data = _utf8(text)
+    parser = lxml.etree.HTMLPullParser(
+        events=("start",),
+        encoding="utf-8" if isinstance(data, bytes) else None,
+        **_PARSER_OPTIONS,
+    )
+    elements = 0
+    try:
+        for start in range(0, len(data), _COUNTING_SLICE):
+            parser.feed(data[start : start + _COUNTING_SLICE])
+            elements = _count_elements(parser, elements, max_elements)
+        root = parser.close()
+    except (lxml.etree.LxmlError, ValueError) as exc:
+        raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
+    _count_elements(parser, elements, max_elements)
+    return _checked_root(root, parser)
+
+
+def _count_elements(parser: lxml.etree.HTMLPullParser, counted: int, max_elements: int) -> int:
+    """Add the elements the parser started since the last count; raise when over the limit."""
+    counted += sum(1 for _event in parser.read_events())
+    if counted > max_elements:
+        raise PageError(
+            "too_many_elements",
+            f"the page has over {max_elements:,} elements (WEBSIM_MAX_ELEMENTS)",
+        )
+    return counted
 
 
 def flatten_deep_nesting(text: str, max_depth: int) -> str:

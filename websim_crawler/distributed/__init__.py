@@ -7,7 +7,7 @@ Nothing here imports scrapy-redis until the switch is on.
 
 from __future__ import annotations
 
-from websim_crawler.distributed.params import DistributedParams, RedisKeys
+from websim_crawler.distributed_params import DistributedParams, RedisKeys
 
 WORKER_LOCAL = "websim_worker_local"
 """Request meta key: ``True`` keeps a request on its worker, out of the shared queue."""

@@ -17,7 +17,7 @@ from scrapy.settings import BaseSettings
 
 from websim_crawler._imports import require
 from websim_crawler.core.params import params_from_settings
-from websim_crawler.distributed.params import DistributedParams, redacted_url
+from websim_crawler.distributed_params import DistributedParams, redacted_url
 
 logger = logging.getLogger(__name__)
 

@@ -32,7 +32,7 @@ from twisted.internet.task import LoopingCall
 from websim_crawler.config import websim_config
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
 from websim_crawler.distributed.leases import RedisLeases, Requeued
-from websim_crawler.distributed.params import DistributedParams
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.leases import LEASE, release_when_done
 
 logger = logging.getLogger(__name__)

@@ -3,30 +3,32 @@
 One pipeline rather than one per step: the steps share one parsed tree and its chunks, which
 are not JSON-safe and would have to be re-parsed by every later pipeline. Each step keeps its
 own switch (``WEBSIM_NOISE_FILTER``, ``WEBSIM_DUPLICATE_FILTER``, ``WEBSIM_TEMPLATE_FILTER``).
+
+Pages are analysed in worker processes (``websim_crawler.pool``) while Scrapy keeps
+downloading; at most ``WEBSIM_ANALYSIS_MAX_PENDING`` are in flight, and items come back in the
+order their analysis ends.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import logging
 from typing import Any
 
 from itemadapter import ItemAdapter
 from scrapy.crawler import Crawler
 from scrapy.exceptions import DropItem
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet.defer import Deferred, DeferredSemaphore
+from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig, websim_config
-from websim_crawler.core.page import (
-    PageAnalysis,
-    SiteTemplateMemory,
-    analyse_page,
-    new_template_memory,
-)
-from websim_crawler.errors import PageError
+from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.jobdir import load_state, save_state
+from websim_crawler.pool import AnalysisPool, PageOutcome
 
 logger = logging.getLogger(__name__)
 
-RESULT_FIELDS = ("title", "language", "main_text", "keywords", "chunks", "links")
 SITE_MEMORY_STATE = "site-memory"  # JOBDIR/websim-site-memory.json
 
 
@@ -36,65 +38,97 @@ class PageAnalysisPipeline:
     def __init__(self, crawler: Crawler, config: WebsimConfig) -> None:
         self.crawler = crawler
         self.config = config
-        self.site_memory = new_template_memory(config.analysis)
+        # A resumed JOBDIR crawl takes back its per-site template memory.
         saved = load_state(crawler.settings, SITE_MEMORY_STATE, SiteTemplateMemory.from_dict)
-        if saved is not None:  # a resumed JOBDIR crawl
-            self.site_memory = saved
+        self.pool = AnalysisPool(config.analysis, config.pool, config.items.chunk_detail, saved)
         self._warned_fields: set[str] = set()
+        self._slots = DeferredSemaphore(config.pool.max_pending)
+        self._waiting = 0  # pages handed to the pool or waiting for a slot
+        self._drained: list[Deferred[None]] = []  # fired when the last of them is done
 
-    def close_spider(self) -> None:
-        """Save the per-site template memory into JOBDIR, if any, for a resumed crawl."""
-        save_state(self.crawler.settings, SITE_MEMORY_STATE, self.site_memory.to_dict())
+    async def close_spider(self) -> None:
+        """Wait for every page handed to the pool, stop the workers, save the template memory
+        (JOBDIR)."""
+        if self._waiting:
+            drained: Deferred[None] = Deferred()
+            self._drained.append(drained)
+            await maybe_deferred_to_future(drained)
+        await maybe_deferred_to_future(deferToThread(self.pool.close))
+        save_state(self.crawler.settings, SITE_MEMORY_STATE, self.pool.site_memory.to_dict())
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> PageAnalysisPipeline:
         """Build the pipeline from the crawler's settings (bad values raise ``ConfigError``)."""
-        logger.info("websim page analysis enabled")
-        return cls(crawler, websim_config(crawler))
+        config = websim_config(crawler)
+        logger.info("websim page analysis enabled (%s)", _workers_text(config.pool.worker_count()))
+        return cls(crawler, config)
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         """Analyse one item's page; drop it with a counted reason when it cannot be analysed."""
         stats = self.crawler.stats
         assert stats is not None
         adapter = ItemAdapter(item)
         url = adapter.get("url")
+        url = url if isinstance(url, str) else None
         stats.inc_value("websim/pages/seen")
         html = adapter.get(self.config.items.html_field)
         if not isinstance(html, (str, bytes)):
             stats.inc_value("websim/pages/dropped/no_html")
             raise DropItem(f"no_html: no HTML in field {self.config.items.html_field!r} ({url})")
-        try:
-            analysis = analyse_page(
-                html,
-                url if isinstance(url, str) else None,
-                params=self.config.analysis,
-                site_memory=self.site_memory,
-            )
-        except PageError as exc:
-            stats.inc_value(f"websim/pages/dropped/{exc.reason}")
-            raise DropItem(f"{exc.reason}: {exc} ({url})") from exc
-        self._write_fields(adapter, analysis)
+        if self.pool.workers:
+            self._waiting += 1
+            try:
+                await maybe_deferred_to_future(self._slots.acquire())
+                try:
+                    outcome = await self._analysed(html, url)
+                finally:
+                    self._slots.release()
+            finally:
+                self._waiting -= 1
+                if not self._waiting:
+                    for drained in self._drained:
+                        drained.callback(None)
+                    self._drained.clear()
+        else:  # in this process: nothing to wait for
+            outcome = self.pool.submit(html, url).result()
+        if outcome.dropped or outcome.failed or outcome.record is None:
+            fate = f"dropped/{outcome.dropped}" if outcome.dropped else f"failed/{outcome.failed}"
+            stats.inc_value(f"websim/pages/{fate}")
+            raise DropItem(f"{outcome.dropped or outcome.failed}: {outcome.message} ({url})")
+        self._write_fields(adapter, outcome.record)
         stats.inc_value("websim/pages/analysed")
-        for fate, count in analysis.counts().items():
+        for fate, count in outcome.counts.items():
             stats.inc_value(f"websim/chunks/{fate}", count)
             stats.inc_value("websim/chunks/total", count)
-        if not analysis.main_text:
+        if not outcome.record["main_text"]:
             stats.inc_value("websim/pages/no_main_text")
         return item
 
-    def _write_fields(self, adapter: ItemAdapter, analysis: PageAnalysis) -> None:
-        record = analysis.to_dict(self.config.items.chunk_detail)  # as websim extract writes
+    async def _analysed(self, html: str | bytes, url: str | None) -> PageOutcome:
+        """Hand the page to the pool and wait, without blocking the reactor, for its outcome."""
+        from twisted.internet import reactor
+
+        future = self.pool.submit(html, url)
+        waiting: Deferred[PageOutcome] = Deferred()
+
+        def deliver(done: concurrent.futures.Future[PageOutcome]) -> None:
+            reactor.callFromThread(waiting.callback, done.result())
+
+        future.add_done_callback(deliver)
+        return await maybe_deferred_to_future(waiting)
+
+    def _write_fields(self, adapter: ItemAdapter, record: dict[str, Any]) -> None:
         values: dict[str, Any] = {
-            "language": analysis.language,
-            "main_text": analysis.main_text,
-            "keywords": analysis.keywords,
+            "language": record["language"],
+            "main_text": record["main_text"],
+            "keywords": record["keywords"],
         }
         if "chunks" in record:
             values["chunks"] = record["chunks"]
         if not adapter.get("title"):
-            values["title"] = analysis.title
+            values["title"] = record["title"]
         if not adapter.get("links"):
-            values["links"] = list(analysis.links)
+            values["links"] = list(record["links"])
         declared = None if isinstance(adapter.item, dict) else set(adapter.field_names())
         for name, value in values.items():
             if declared is not None and name not in declared:
@@ -112,3 +146,7 @@ class PageAnalysisPipeline:
         if name not in self._warned_fields:
             self._warned_fields.add(name)
             logger.warning("item class has no field %r: websim leaves it out", name)
+
+
+def _workers_text(workers: int) -> str:
+    return f"{workers} worker processes" if workers else "in the crawl's process"

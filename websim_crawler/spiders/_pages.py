@@ -12,10 +12,11 @@ from twisted.python.failure import Failure
 
 from websim_crawler.config import websim_config
 from websim_crawler.core.crawling import CrawlParams
-from websim_crawler.core.html import decode_html, outgoing_links, page_title
+from websim_crawler.core.html import opened_tags, outgoing_links, page_title
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of
-from websim_crawler.distributed.params import DistributedParams
-from websim_crawler.errors import PageError
+from websim_crawler.decoding import CONFIDENCE_META
+from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
 from websim_crawler.render_params import RenderParams
@@ -29,6 +30,7 @@ class WebsimSpider(scrapy.Spider):
     """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
 
     params: CrawlParams = CrawlParams()
+    max_elements = AnalysisParams().max_elements
     render_params: RenderParams = RenderParams()
     distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
@@ -44,6 +46,7 @@ class WebsimSpider(scrapy.Spider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         config = websim_config(crawler)
         spider.params = config.crawl
+        spider.max_elements = config.analysis.max_elements
         spider.render_params = config.render
         spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
@@ -75,8 +78,22 @@ class WebsimSpider(scrapy.Spider):
         return combined
 
     def html_root(self, response: Response) -> Any:
-        """Return the parsed page of an HTML response, or ``None`` (counted) for anything else."""
+        """Return the parsed page of an HTML response, or ``None`` (counted) for anything else.
+
+        A page whose markup opens more tags than ``WEBSIM_MAX_ELEMENTS`` is skipped unparsed:
+        parsing it here would stop the crawl (and the analysis would drop it).
+        """
         if isinstance(response, HtmlResponse):
+            tags = opened_tags(response.text)
+            if tags > self.max_elements:
+                self.count("websim/pages/skipped/too_many_elements")
+                logger.warning(
+                    "skipped %s: its markup opens %d tags, over WEBSIM_MAX_ELEMENTS (%d)",
+                    response.url,
+                    tags,
+                    self.max_elements,
+                )
+                return None
             return response.selector.root
         self.count("websim/pages/skipped/not_html")
         logger.info("skipped %s: not an HTML page (%s)", response.url, type(response).__name__)
@@ -101,9 +118,12 @@ class WebsimSpider(scrapy.Spider):
             kind=kind,
             status=response.status,
             title=page_title(root),
-            html=page_text(response),
+            html=response.text,
             links=links if links is not None else outgoing_links(root, response.url),
         )
+        confidence = response.meta.get(CONFIDENCE_META)
+        if confidence is not None:
+            item["encoding_confidence"] = confidence
         screenshot = rendered_screenshot(response)
         if screenshot is not None:
             item["screenshot"] = screenshot
@@ -120,15 +140,3 @@ class WebsimSpider(scrapy.Spider):
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""
         self.crawler.stats.inc_value(key)
-
-
-def page_text(response: HtmlResponse) -> str:
-    """Return the page's text; a declared charset the bytes contradict is overruled by detection."""
-    text = response.text
-    if "\ufffd" not in text:
-        return text
-    content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
-    try:
-        return decode_html(response.body, content_type)
-    except PageError:  # binary: the analysis pipeline drops it with its reason
-        return text

@@ -1,10 +1,20 @@
-"""Choosing the number of clusters by a fuzzy validity index (Bezdek 1981; Xie & Beni 1991)."""
+"""Choosing the number of clusters: a coarse-to-fine search scored by validity indices.
+
+The candidates run from 2 up to ``N / 5`` (capped by a setting), far beyond the usual
+``sqrt(N)`` bound (Bezdek & Pal 1998), so a collection of many small topics can be found. They
+are tried coarse to fine: a geometric grid first, then the middles of the gaps between the chosen
+candidate and its nearest tried neighbours, halved until the gaps close. Each candidate is
+scored by the fuzzy validity indices (partition coefficient and entropy, Bezdek 1981; Xie & Beni
+1991). Xie-Beni (compactness over the closest centres' separation) keeps drifting down as the
+number of clusters grows, so ``xie_beni`` takes the fewest clusters whose index is within
+``XIE_BENI_TOLERANCE`` of the lowest one (a parsimony rule, like the one-standard-error rule).
+"""
 
 from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
@@ -12,8 +22,14 @@ from websim_crawler.core.clustering.params import VALIDITY_INDICES
 
 logger = logging.getLogger(__name__)
 
-# The direction in which each index gets better.
+# The direction in which each single index gets better.
 _HIGHER_IS_BETTER = {"xie_beni": False, "partition_coefficient": True, "partition_entropy": False}
+# Xie-Beni: the fewest clusters whose index is at most this much (relative) above the lowest.
+XIE_BENI_TOLERANCE = 0.1
+# The coarse grid grows by this factor (at least one cluster) from one candidate to the next.
+GRID_GROWTH = 1.25
+# At most N / this many clusters are tried (about five pages per cluster).
+MIN_PAGES_PER_CLUSTER = 5
 
 
 @dataclass(frozen=True)
@@ -27,35 +43,43 @@ class CandidateScore:
     objective: float
 
     def value(self, index: str) -> float:
-        """Return the named index."""
+        """Return the named single index."""
         return float(getattr(self, index))
 
 
-def candidate_range(n_distinct: int, max_clusters: int) -> list[int]:
-    """Return the numbers of clusters to try: 2 .. min(max_clusters, sqrt(N)) (at least [2]).
-
-    ``c_max = sqrt(N)`` is the usual bound for validity-index searches (Bezdek & Pal 1998).
-    """
+def upper_bound(n_distinct: int, max_clusters: int) -> int:
+    """Return the largest number of clusters auto tries: ``min(max_clusters, N / 5)``, >= 2."""
     if n_distinct < 2:
+        return 1
+    return max(2, min(max_clusters, n_distinct // MIN_PAGES_PER_CLUSTER, n_distinct))
+
+
+def coarse_grid(upper: int) -> list[int]:
+    """Return 2, 3, ... growing by ``GRID_GROWTH`` up to ``upper`` (which is always included)."""
+    if upper < 2:
         return [1]
-    upper = min(max_clusters, max(2, math.isqrt(n_distinct)), n_distinct)
-    return list(range(2, upper + 1))
+    grid = [2]
+    while grid[-1] < upper:
+        grid.append(min(upper, max(grid[-1] + 1, round(grid[-1] * GRID_GROWTH))))
+    return grid
 
 
 def choose_n_clusters(
     data: Matrix,
-    candidates: Sequence[int],
+    upper: int,
     make_estimator: Callable[[int], FuzzyCMeans],
     index: str = "xie_beni",
     on_candidate: Callable[[CandidateScore], None] | None = None,
 ) -> tuple[FuzzyCMeans, list[CandidateScore]]:
-    """Fit one model per candidate and return the best by ``index`` with every score."""
+    """Search 2..``upper`` coarse to fine; return the chosen model and every candidate's score."""
     if index not in VALIDITY_INDICES:
         raise ValueError(f"unknown validity index {index!r}; use one of {VALIDITY_INDICES}")
-    best_model: FuzzyCMeans | None = None
-    best_value = math.nan
-    scores: list[CandidateScore] = []
-    for n_clusters in candidates:
+    models: dict[int, FuzzyCMeans] = {}
+    scores: dict[int, CandidateScore] = {}
+
+    def evaluate(n_clusters: int) -> None:
+        if n_clusters in scores:
+            return
         model = make_estimator(n_clusters).fit(data)
         score = CandidateScore(
             n_clusters=n_clusters,
@@ -64,21 +88,41 @@ def choose_n_clusters(
             xie_beni=model.xie_beni_,
             objective=model.objective_,
         )
-        scores.append(score)
+        models[n_clusters], scores[n_clusters] = model, score
         if on_candidate is not None:
             on_candidate(score)
-        value = score.value(index)
-        if best_model is None or _better(value, best_value, _HIGHER_IS_BETTER[index]):
-            best_model, best_value = model, value
-    if best_model is None:
+
+    for n_clusters in coarse_grid(upper):
+        evaluate(n_clusters)
+    while True:  # fine: halve the gaps to the chosen candidate's neighbours until none is left
+        best = _best(list(scores.values()), index)
+        lower = max((k for k in scores if k < best), default=best)
+        higher = min((k for k in scores if k > best), default=best)
+        middles = {(lower + best) // 2, (best + higher + 1) // 2} - set(scores)
+        if not middles:
+            break
+        for n_clusters in sorted(middles):
+            evaluate(n_clusters)
+    chosen = _best(list(scores.values()), index)
+    logger.info(
+        "auto: %d clusters chosen by %s among %d candidates (2..%d)",
+        chosen,
+        index,
+        len(scores),
+        upper,
+    )
+    return models[chosen], [scores[k] for k in sorted(scores)]
+
+
+def _best(scores: list[CandidateScore], index: str) -> int:
+    """Return the number of clusters the index prefers among the scored candidates."""
+    if not scores:
         raise ValueError("no candidate number of clusters")
-    logger.info("auto: %d clusters chosen by %s", best_model.n_clusters, index)
-    return best_model, scores
-
-
-def _better(value: float, incumbent: float, higher_is_better: bool) -> bool:
-    if math.isnan(value):
-        return False
-    if math.isnan(incumbent):
-        return True
-    return value > incumbent if higher_is_better else value < incumbent
+    values = [score.value(index) for score in scores if not math.isnan(score.value(index))]
+    if not values:  # one cluster: no separation to score
+        return min(score.n_clusters for score in scores)
+    if index == "xie_beni":
+        ceiling = min(values) * (1 + XIE_BENI_TOLERANCE)
+        return min(s.n_clusters for s in scores if s.value(index) <= ceiling)
+    best = max(values) if _HIGHER_IS_BETTER[index] else min(values)
+    return min(s.n_clusters for s in scores if s.value(index) == best)

@@ -19,8 +19,8 @@ from numpy.typing import NDArray
 
 from websim_crawler.core.clustering.auto import (
     CandidateScore,
-    candidate_range,
     choose_n_clusters,
+    upper_bound,
 )
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
@@ -243,7 +243,7 @@ def cluster_documents(
     if params.n_clusters == AUTO:
         model, candidates = choose_n_clusters(
             data,
-            candidate_range(n_distinct, params.max_clusters),
+            upper_bound(n_distinct, params.max_clusters),
             lambda k: _estimator(params, k),
             params.validity_index,
             on_candidate,

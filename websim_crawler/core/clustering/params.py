@@ -41,16 +41,16 @@ class ClusteringParams:
         AUTO, "WEBSIM_CLUSTERS_N", "number of clusters, or auto (chosen by a validity index)"
     )
     max_clusters: int = setting(
-        20,
+        100,
         "WEBSIM_CLUSTERS_MAX_K",
-        "auto tries 2..min(this, sqrt(documents)) clusters",
+        "auto tries 2..min(this, documents / 5) clusters, coarse to fine",
         minimum=2,
     )
     validity_index: str = setting(
         "xie_beni",
         "WEBSIM_CLUSTERS_AUTO_INDEX",
-        "index auto picks by: xie_beni (lowest), partition_coefficient (highest), "
-        "partition_entropy (lowest)",
+        "index auto picks by: xie_beni (the fewest clusters within 10% of the lowest), "
+        "partition_coefficient (highest), partition_entropy (lowest)",
         choices=VALIDITY_INDICES,
     )
     fuzziness: float = setting(

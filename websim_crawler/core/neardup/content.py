@@ -5,7 +5,9 @@ and tag (table cells, sibling divs) whose link features fall on the same side of
 are joined into one block (so a menu div next to an article div stays apart). A block whose
 hyperlink percentage is at or above ``link_ratio`` and whose longest sentence has at most
 ``noncontent_sentence_chars`` characters (menus, link lists, tag clouds) is non-content; the rest
-is the content region, whose sentences are compared.
+is the content region, whose sentences are compared. Where the page analysis marked its main
+chunks (``is_main``), ``region="main"`` narrows the region to them first: the analysis' noise
+filter has already set the site furniture (sidebars, footers, adverts) aside.
 """
 
 from __future__ import annotations
@@ -90,6 +92,15 @@ def is_content_block(block: Block, params: NeardupParams) -> bool:
         block.hyperlink_percentage >= params.link_ratio
         and block.longest_sentence_chars <= params.noncontent_sentence_chars
     )
+
+
+def main_chunks(chunks: Sequence[Chunk | Mapping[str, Any]]) -> list[Chunk | Mapping[str, Any]]:
+    """Return the leaf chunks the page analysis chose as the main content (empty: none marked)."""
+    return [
+        chunk
+        for chunk in chunks
+        if (chunk if isinstance(chunk, Mapping) else vars(chunk)).get("is_main") is True
+    ]
 
 
 def content_texts(chunks: Sequence[Chunk | Mapping[str, Any]], params: NeardupParams) -> list[str]:

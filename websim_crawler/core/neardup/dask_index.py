@@ -2,8 +2,9 @@
 
 Same selection and classes as the exact index: pages are read from JSON Lines in blocks, each
 worker extracts content-region sentences, ``foldby`` gathers the pages of each sentence (capped
-at F + 1, which is enough to tell a frequent sentence), sentences on at most F pages count towards
-their pages' totals, and those on 2..F pages give their page pairs, counted with
+at F + 1, which is enough to tell a frequent sentence), a sentence's pages on a site it is the
+template of are dropped (the exact index's rule), the other sentences on at most F pages count
+towards their pages' totals, and those on 2..F pages give their page pairs, counted with
 ``frequencies``. Run it on any ``dask.distributed`` client, a ``LocalCluster`` included.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Sequence
 from itertools import combinations
 from typing import Any
@@ -24,9 +26,10 @@ from websim_crawler.core.neardup.detect import (
     classify_pairs,
     report_stats,
 )
-from websim_crawler.core.neardup.index import IndexStats
+from websim_crawler.core.neardup.index import IndexStats, SiteTemplateRule
 from websim_crawler.core.neardup.pages import page_sentences
 from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -68,6 +71,17 @@ def _entries(record: Record) -> list[tuple[int, str]]:
     return [(sentence, record[1]) for sentence in record[3]]
 
 
+def _without_site_template(
+    members: tuple[str, ...], rule: SiteTemplateRule, site_pages: dict[str, int]
+) -> tuple[tuple[str, ...], int]:
+    """Drop a sentence's pages of the sites it is template of; also return how many sites."""
+    on_site = Counter(registered_domain_of(url) for url in members)
+    template = {
+        site for site, count in on_site.items() if rule.is_template(count, site_pages[site])
+    }
+    return tuple(url for url in members if registered_domain_of(url) not in template), len(template)
+
+
 def _pairs(pages: tuple[str, ...]) -> list[tuple[str, str]]:
     return list(combinations(sorted(pages), 2))
 
@@ -102,7 +116,13 @@ def dask_near_duplicates(
             combine_initial=(),
         )
     )
-    selected = groups.pluck(1).filter(lambda members: len(members) <= cap)
+    site_pages = dict(
+        unique_pages.map(lambda record: registered_domain_of(record[1])).frequencies().compute()
+    )
+    rule = SiteTemplateRule(params.site_template_share, params.site_template_min_pages)
+    not_frequent = groups.pluck(1).filter(lambda members: len(members) <= cap)
+    filtered = not_frequent.map(_without_site_template, rule, site_pages)
+    selected = filtered.pluck(0)
     shared_groups = selected.filter(lambda members: len(members) >= 2)
     (
         n_page_records,
@@ -113,6 +133,7 @@ def dask_near_duplicates(
         n_entries,
         n_distinct,
         n_selected,
+        n_template,
         n_shared,
     ) = dask.compute(
         pages.count(),
@@ -122,7 +143,8 @@ def dask_near_duplicates(
         shared_groups.map(_pairs).flatten().frequencies(),
         unique_pages.map(lambda record: len(record[3])).sum(),
         groups.count(),
-        selected.count(),
+        not_frequent.count(),
+        filtered.pluck(1).sum(),
         shared_groups.count(),
     )
     kept_pairs = [
@@ -149,6 +171,7 @@ def dask_near_duplicates(
         entries=int(n_entries),
         distinct_sentences=int(n_distinct),
         frequent_sentences=int(n_distinct) - int(n_selected),
+        site_template_sentences=int(n_template),
         shared_sentences=int(n_shared),
         pair_entries=int(sum(count for _, count in pair_counts)),
     )

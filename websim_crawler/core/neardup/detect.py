@@ -14,7 +14,12 @@ from typing import Any
 
 import numpy as np
 
-from websim_crawler.core.neardup.index import ExactSentenceIndex, IndexStats, PageStore
+from websim_crawler.core.neardup.index import (
+    ExactSentenceIndex,
+    IndexStats,
+    PageStore,
+    SiteTemplateRule,
+)
 from websim_crawler.core.neardup.lsh import MinHashIndex
 from websim_crawler.core.neardup.pages import (
     CHUNKS_ONLY,
@@ -34,6 +39,7 @@ from websim_crawler.core.neardup.relations import (
     url_hash,
 )
 from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 
 logger = logging.getLogger(__name__)
@@ -100,14 +106,16 @@ def classify_pairs(
             count_a=count_a,
             count_b=count_b,
         )
-        relation, swap = relation_kind(pair, params.mirror_path_similarity)
+        relation, swap = relation_kind(
+            pair, params.mirror_path_similarity, params.inclusion_tolerance
+        )
         if swap:
             url_a, url_b = url_b, url_a
         results.append(
             NeardupPair(
                 a=url_a,
                 b=url_b,
-                pair_class=pair_class(n_shared, count_a, count_b),
+                pair_class=pair_class(n_shared, count_a, count_b, params.inclusion_tolerance),
                 relation=relation,
                 overlap=overlap_rate(n_shared, count_a, count_b),
                 inclusion=inclusion_rate(n_shared, count_a, count_b),
@@ -134,6 +142,7 @@ def report_stats(
         sentences |= {
             "distinct": index_stats.distinct_sentences,
             "frequent_ignored": index_stats.frequent_sentences,
+            "site_template_ignored": index_stats.site_template_sentences,
             "shared": index_stats.shared_sentences,
         }
     return {
@@ -147,7 +156,11 @@ def report_stats(
         "params": {
             "min_sentence_chars": params.min_sentence_chars,
             "max_sentence_frequency": params.max_sentence_frequency,
+            "site_template_share": params.site_template_share,
+            "site_template_min_pages": params.site_template_min_pages,
+            "region": params.region,
             "min_shared_sentences": params.min_shared_sentences,
+            "inclusion_tolerance": params.inclusion_tolerance,
         },
         "seconds": round(seconds, 3),
     }
@@ -178,11 +191,15 @@ class NearDuplicateFinder:
         )
         folder = Path(self._folder.name)
         self.index: ExactSentenceIndex | MinHashIndex
+        site_template = SiteTemplateRule(
+            self.params.site_template_share, self.params.site_template_min_pages
+        )
         if self.params.method == "minhash":
             self.index = MinHashIndex(
                 folder,
                 max_frequency=self.params.max_sentence_frequency,
                 min_shared=self.params.min_shared_sentences,
+                site_template=site_template,
                 threshold=self.params.lsh_threshold,
                 num_perm=self.params.num_perm,
                 sketch_width=self.params.sketch_width,
@@ -194,10 +211,12 @@ class NearDuplicateFinder:
                 min_shared=self.params.min_shared_sentences,
                 partitions=self.params.partitions,
                 buffer_entries=self.params.buffer_entries,
+                site_template=site_template,
             )
         self.pages_seen = 0
         self.dropped: Counter[str] = Counter()
         self._url_hashes: set[int] = set()
+        self._site_numbers: dict[str, int] = {}
         self._started = time.perf_counter()
 
     def __enter__(self) -> NearDuplicateFinder:
@@ -232,7 +251,10 @@ class NearDuplicateFinder:
             self.dropped["duplicate_url"] += 1
             return "duplicate_url"
         self._url_hashes.add(key)
-        self.index.add(page)
+        site = self._site_numbers.setdefault(
+            registered_domain_of(page.url), len(self._site_numbers)
+        )
+        self.index.add(page, site)
         return None
 
     def finish(self) -> NeardupReport:

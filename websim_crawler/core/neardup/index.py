@@ -4,7 +4,10 @@ Each page adds one ``(sentence hash, page id)`` entry per distinct long sentence
 full buffer is split by hash into ``partitions`` files on disk (a hash partition holds every
 entry of its sentences, so it can be finished alone). Finishing a partition sorts it by hash: a
 run of equal hashes is one sentence and its length is the sentence's collection frequency.
-Sentences on at most F pages count towards their pages' sentence totals; those on 2..F pages
+A sentence is also set aside on the pages of a site where it is that site's template: on at
+least ``site_template_min_pages`` of the site's pages and at least ``site_template_share`` of them
+(the run sorted by site, a site's run length against the site's page count). The other
+sentences on at most F pages count towards their pages' sentence totals; those on 2..F pages
 give every pair of their pages, spilled again by pair key, and counting equal keys per pair
 partition gives the shared sentences of each pair. Memory holds one buffer, one partition and
 12 bytes per page.
@@ -18,7 +21,7 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -38,6 +41,7 @@ class IndexStats:
     entries: int = 0
     distinct_sentences: int = 0
     frequent_sentences: int = 0
+    site_template_sentences: int = 0
     shared_sentences: int = 0
     pair_entries: int = 0
     spills: int = 0
@@ -140,6 +144,41 @@ def partition_of_keys(keys: np.ndarray, partitions: int) -> np.ndarray:
     return ((keys * _MIX) >> np.uint64(40)) % np.uint64(partitions)
 
 
+@dataclass(frozen=True)
+class SiteTemplateRule:
+    """A sentence on at least ``min_pages`` and ``share`` of its site's pages is site template."""
+
+    share: float
+    min_pages: int
+
+    def is_template(self, on_site: Any, site_pages: Any) -> Any:
+        """Tell (elementwise for arrays) whether a sentence on ``on_site`` of ``site_pages``
+        pages of one site is that site's template."""
+        return (on_site >= self.min_pages) & (on_site >= self.share * site_pages)
+
+    def entries(
+        self, hashes: np.ndarray, sites: np.ndarray, site_pages: np.ndarray
+    ) -> tuple[np.ndarray, int]:
+        """Mark the (hash, site) entries of site-template sentences; hashes must be sorted.
+
+        Return the mask in the entries' order and the number of (sentence, site) runs marked.
+        """
+        if not len(hashes):
+            return np.zeros(0, dtype=bool), 0
+        order = np.lexsort((sites, hashes))
+        sorted_hashes, sorted_sites = hashes[order], sites[order]
+        new_run = np.r_[
+            True,
+            (sorted_hashes[1:] != sorted_hashes[:-1]) | (sorted_sites[1:] != sorted_sites[:-1]),
+        ]
+        starts = np.flatnonzero(new_run)
+        sizes = np.diff(np.r_[starts, len(sorted_hashes)])
+        run_template = self.is_template(sizes, site_pages[sorted_sites[starts]])
+        mask = np.empty(len(hashes), dtype=bool)
+        mask[order] = np.repeat(run_template, sizes)
+        return mask, int(np.count_nonzero(run_template))
+
+
 class ExactSentenceIndex:
     """Sentence -> pages index with disk spill; yields pairs with their shared sentence count."""
 
@@ -151,9 +190,11 @@ class ExactSentenceIndex:
         min_shared: int,
         partitions: int,
         buffer_entries: int,
+        site_template: SiteTemplateRule,
     ) -> None:
         self.max_frequency = max_frequency
         self.min_shared = min_shared
+        self.site_template = site_template
         self.partitions = partitions
         self.buffer_entries = buffer_entries
         self.store = PageStore(folder / "pages.bin", keep_sentences=False)
@@ -162,11 +203,13 @@ class ExactSentenceIndex:
         self._pair_spill = _Spill(folder, "pairs", partitions)
         self._hashes = array("Q")
         self._pages = array("I")
+        self._page_sites = array("I")
         self.page_counts_: np.ndarray | None = None
 
-    def add(self, page: PageSentences) -> int:
-        """Add a page's sentences and return its id."""
+    def add(self, page: PageSentences, site: int) -> int:
+        """Add a page's sentences (``site``: the number of its site) and return its id."""
         page_id = self.store.append(page)
+        self._page_sites.append(site)
         self._hashes.extend(page.sentence_hashes.tolist())
         self._pages.extend([page_id] * len(page.sentence_hashes))
         if len(self._hashes) >= self.buffer_entries:
@@ -192,11 +235,15 @@ class ExactSentenceIndex:
         """
         self._flush()
         counts = np.zeros(len(self.store), dtype=np.int64)
+        sites = np.frombuffer(self._page_sites, dtype=np.uint32)
+        site_pages = np.bincount(sites) if len(sites) else np.zeros(0, dtype=np.int64)
         pending: list[np.ndarray] = []
         for number in range(self.partitions):
             entries = self._entries.load(number, ENTRY_DTYPE)
             if len(entries):
-                counts += self._finish_sentence_partition(entries, len(counts), pending)
+                counts += self._finish_sentence_partition(
+                    entries, (sites, site_pages), len(counts), pending
+                )
             if sum(len(keys) for keys in pending) >= self.buffer_entries:
                 self._spill_pairs(pending)
         self._spill_pairs(pending)
@@ -221,7 +268,11 @@ class ExactSentenceIndex:
             pending.clear()
 
     def _finish_sentence_partition(
-        self, entries: np.ndarray, n_pages: int, pending: list[np.ndarray]
+        self,
+        entries: np.ndarray,
+        sites: tuple[np.ndarray, np.ndarray],
+        n_pages: int,
+        pending: list[np.ndarray],
     ) -> np.ndarray:
         order = np.argsort(entries["hash"], kind="stable")
         hashes, pages = entries["hash"][order], entries["page"][order]
@@ -230,8 +281,16 @@ class ExactSentenceIndex:
         self.stats.distinct_sentences += len(starts)
         self.stats.frequent_sentences += int(np.count_nonzero(sizes > self.max_frequency))
         selected = np.repeat(sizes, sizes) <= self.max_frequency
-        page_counts = np.bincount(pages[selected], minlength=n_pages)
-        shared_groups = (sizes >= 2) & (sizes <= self.max_frequency)
+        page_sites, site_pages = sites
+        template, n_template = self.site_template.entries(
+            hashes[selected], page_sites[pages[selected]], site_pages
+        )
+        self.stats.site_template_sentences += n_template
+        hashes, pages = hashes[selected][~template], pages[selected][~template]
+        starts = np.flatnonzero(np.r_[True, hashes[1:] != hashes[:-1]])[: len(hashes)]
+        sizes = np.diff(np.r_[starts, len(hashes)])
+        page_counts = np.bincount(pages, minlength=n_pages)
+        shared_groups = sizes >= 2
         self.stats.shared_sentences += int(np.count_nonzero(shared_groups))
         for size in np.unique(sizes[shared_groups]).tolist():
             group_starts = starts[shared_groups & (sizes == size)]

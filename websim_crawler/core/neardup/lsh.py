@@ -2,8 +2,10 @@
 
 One streaming pass stores each page's long-sentence hashes on disk and counts sentence
 frequencies in a count-min sketch (Cormode and Muthukrishnan 2005, "An improved data stream
-summary: the count-min sketch"), so memory does not grow with the number of distinct sentences.
-A second pass over the stored pages keeps the sentences whose estimated frequency is at most F,
+summary: the count-min sketch"), so memory does not grow with the number of distinct sentences;
+a second sketch counts (sentence, site) keys for the site-template rule. A second pass over the
+stored pages keeps the sentences whose estimated frequency is at most F and that are not their
+site's template by the estimated site count,
 builds each page's MinHash (Broder 1997) over them, queries the LSH for earlier pages with a
 similar sentence set, inserts the page, and checks each candidate exactly. Pairs whose Jaccard
 similarity is far below the LSH threshold (small partial overlaps) are missed by design.
@@ -12,19 +14,27 @@ similarity is far below the LSH threshold (small partial overlaps) are missed by
 from __future__ import annotations
 
 import logging
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 from datasketch import MinHash, MinHashLSH
 
-from websim_crawler.core.neardup.index import IndexStats, PageStore
+from websim_crawler.core.neardup.index import IndexStats, PageStore, SiteTemplateRule
 from websim_crawler.core.neardup.pages import PageSentences
 
 logger = logging.getLogger(__name__)
 
 _SKETCH_DEPTH = 4
 _SKETCH_BATCH = 1_000_000
+_SITE_MIX = 0x9E3779B97F4A7C15
+_UINT64_MASK = (1 << 64) - 1
+
+
+def site_keys(sentences: np.ndarray, site: int) -> np.ndarray:
+    """Return the (sentence, site) keys the site sketch counts."""
+    return sentences.astype(np.uint64) ^ np.uint64(((site + 1) * _SITE_MIX) & _UINT64_MASK)
 
 
 class CountMinSketch:
@@ -67,25 +77,33 @@ class MinHashIndex:
         *,
         max_frequency: int,
         min_shared: int,
+        site_template: SiteTemplateRule,
         threshold: float,
         num_perm: int,
         sketch_width: int,
     ) -> None:
         self.max_frequency = max_frequency
         self.min_shared = min_shared
+        self.site_template = site_template
         self.threshold = threshold
         self.num_perm = num_perm
         self.store = PageStore(folder / "pages.bin", keep_sentences=True)
         self.sketch = CountMinSketch(sketch_width)
+        self.site_sketch = CountMinSketch(sketch_width, seed=1)
         self.stats = IndexStats()
+        self._page_sites = array("I")
+        self._site_pages: np.ndarray = np.zeros(0, dtype=np.int64)
         self._pending: list[np.ndarray] = []
+        self._pending_sites: list[np.ndarray] = []
         self._pending_size = 0
         self.page_counts_: np.ndarray | None = None
 
-    def add(self, page: PageSentences) -> int:
-        """Store a page, count its sentences and return its id."""
+    def add(self, page: PageSentences, site: int) -> int:
+        """Store a page, count its sentences (``site``: its site's number) and return its id."""
         page_id = self.store.append(page)
+        self._page_sites.append(site)
         self._pending.append(page.sentence_hashes)
+        self._pending_sites.append(site_keys(page.sentence_hashes, site))
         self._pending_size += len(page.sentence_hashes)
         if self._pending_size >= _SKETCH_BATCH:
             self._flush()
@@ -95,19 +113,25 @@ class MinHashIndex:
         if self._pending:
             keys = np.concatenate(self._pending)
             self.sketch.add(keys)
+            self.site_sketch.add(np.concatenate(self._pending_sites))
             self.stats.entries += len(keys)
-        self._pending, self._pending_size = [], 0
+        self._pending, self._pending_sites, self._pending_size = [], [], 0
 
     def _selected(self, page_id: int) -> np.ndarray:
         sentences = self.store.read(page_id).sentence_hashes
         if not len(sentences):
             return sentences
-        selected: np.ndarray = sentences[self.sketch.estimate(sentences) <= self.max_frequency]
+        site = self._page_sites[page_id]
+        on_site = self.site_sketch.estimate(site_keys(sentences, site))
+        template = self.site_template.is_template(on_site, self._site_pages[site])
+        keep = (self.sketch.estimate(sentences) <= self.max_frequency) & ~template
+        selected: np.ndarray = sentences[keep]
         return selected
 
     def pairs(self) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Run the LSH pass; yield ``(page a ids, page b ids, shared counts)`` once at the end."""
         self._flush()
+        self._site_pages = np.bincount(np.frombuffer(self._page_sites, dtype=np.uint32))
         n_pages = len(self.store)
         counts = np.zeros(n_pages, dtype=np.int64)
         lsh = MinHashLSH(threshold=self.threshold, num_perm=self.num_perm)

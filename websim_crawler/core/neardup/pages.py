@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from websim_crawler.core.neardup.content import content_texts
+from websim_crawler.core.neardup.content import content_texts, main_chunks
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.neardup.relations import url_hash
 from websim_crawler.core.neardup.sentences import long_sentence_hashes
@@ -50,15 +50,20 @@ def page_sentences(
 ) -> PageSentences:
     """Extract a crawl item's content-region sentences; ``PageError`` says why a page cannot be.
 
-    Items that went through the analysis pipeline carry ``chunks`` and are not parsed again;
-    others are analysed from their HTML (in ``html_field``).
+    Items that went through the analysis pipeline carry ``chunks`` and are not parsed again
+    (with ``region="main"``, their main chunks are the region when the analysis marked any);
+    others are analysed from their HTML (in ``html_field``) without the analysis' filters, so
+    their region is the content blocks of every chunk.
     """
     url = item.get("url")
     if not isinstance(url, str) or not url.strip():
         raise PageError("no_url", "the item has no url")
     chunks = item.get("chunks")
     raw_links = item.get("links")
-    if not isinstance(chunks, (list, tuple)) or not chunks:
+    if isinstance(chunks, (list, tuple)) and chunks:
+        main = main_chunks(chunks) if params.region == "main" else []
+        chunks = main or chunks
+    else:
         html = item.get(html_field)
         if not isinstance(html, (str, bytes)) or not html.strip():
             raise PageError("no_html", f"{url}: the item has neither chunks nor html")

@@ -8,6 +8,7 @@ from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
 
 METHODS = ("exact", "minhash")
+REGIONS = ("main", "content")
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,13 @@ class NeardupParams:
         "WEBSIM_NEARDUP_METHOD",
         "exact: sentence index; minhash: datasketch MinHash/LSH candidates, then exact check",
         choices=METHODS,
+    )
+    region: str = setting(
+        "main",
+        "WEBSIM_NEARDUP_REGION",
+        "main: the analysis' main chunks when the item carries them, else the content blocks; "
+        "content: the content blocks of every chunk",
+        choices=REGIONS,
     )
     link_ratio: float = setting(
         0.5,
@@ -48,11 +56,31 @@ class NeardupParams:
         "F: sentences on more pages than this are boilerplate and ignored",
         minimum=2,
     )
+    site_template_share: float = setting(
+        0.5,
+        "WEBSIM_NEARDUP_SITE_TEMPLATE_SHARE",
+        "a sentence on at least this share of its site's pages is that site's template",
+        minimum=0.0,
+        maximum=1.0,
+    )
+    site_template_min_pages: int = setting(
+        5,
+        "WEBSIM_NEARDUP_SITE_TEMPLATE_MIN_PAGES",
+        "... when it is on at least this many of them",
+        minimum=2,
+    )
     min_shared_sentences: int = setting(
         2,
         "WEBSIM_NEARDUP_MIN_SHARED_SENTENCES",
         "pairs sharing fewer selected sentences are not reported",
         minimum=1,
+    )
+    inclusion_tolerance: int = setting(
+        1,
+        "WEBSIM_NEARDUP_INCLUSION_TOLERANCE",
+        "sentences of the smaller page (a heading, a date line) the larger may lack in an "
+        "inclusion, with 3 shared sentences for each",
+        minimum=0,
     )
     mirror_path_similarity: float = setting(
         0.5,

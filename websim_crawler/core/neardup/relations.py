@@ -2,7 +2,10 @@
 
 Classes follow Shibata, Kang and Kurohashi (2010): over the selected sentences of two pages, the
 pair is *identical* when every sentence is shared, *inclusion* when every sentence of the smaller
-page is shared, else *partial*. Relation rules, tried in this order (the README explains each):
+page is shared, else *partial*. Inclusion tolerates a few sentences of the smaller page's own
+(a heading, a date line): at most ``tolerance`` missing, with at least
+``TOLERANCE_SHARED_PER_MISSING`` shared sentences for each missing one. Relation rules, tried in
+this order (the README explains each):
 
 1. ``mirror``: identical pages on different hosts whose paths match (path similarity, the share
    of trailing path segments in common, at least ``mirror_path_similarity``).
@@ -43,16 +46,22 @@ RELATIONS = (
     CROSS_SITE_COPY,
     SENTENCE_SET_SHARING,
 )
+# Inclusion with missing sentences needs this many shared sentences per missing one.
+TOLERANCE_SHARED_PER_MISSING = 3
 _INDEX_FILES = frozenset(
     {"index.html", "index.htm", "index.php", "index.shtml", "default.asp", "default.aspx"}
 )
 
 
-def pair_class(shared: int, count_a: int, count_b: int) -> str:
-    """Classify a pair by its shared selected sentences and each page's selected sentences."""
+def pair_class(shared: int, count_a: int, count_b: int, tolerance: int = 0) -> str:
+    """Classify a pair by its shared selected sentences and each page's selected sentences.
+
+    ``tolerance``: sentences of the smaller page the larger may lack and still include it.
+    """
     if shared >= count_a and shared >= count_b:
         return IDENTICAL
-    if shared >= min(count_a, count_b):
+    missing = min(count_a, count_b) - shared
+    if missing <= 0 or (missing <= tolerance and shared >= TOLERANCE_SHARED_PER_MISSING * missing):
         return INCLUSION
     return PARTIAL
 
@@ -113,9 +122,11 @@ class PagePair:
     count_b: int
 
 
-def relation_kind(pair: PagePair, mirror_path_similarity: float) -> tuple[str, bool]:
+def relation_kind(
+    pair: PagePair, mirror_path_similarity: float, inclusion_tolerance: int = 0
+) -> tuple[str, bool]:
     """Return the relation and whether ``a`` and ``b`` must swap (so ``a`` cites ``b``)."""
-    kind = pair_class(pair.shared, pair.count_a, pair.count_b)
+    kind = pair_class(pair.shared, pair.count_a, pair.count_b, inclusion_tolerance)
     if (
         kind == IDENTICAL
         and host_port_of(pair.url_a) != host_port_of(pair.url_b)

@@ -52,7 +52,7 @@ from websim_crawler.core.page.records import (
     chunk_records,
 )
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page
-from websim_crawler.core.page.site_memory import SiteTemplateMemory
+from websim_crawler.core.page.site_memory import TemplateMemory
 from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
 
@@ -65,7 +65,7 @@ def analyse_page(
     encoding: str | None = None,
     content_type: str | None = None,
     language: str | None = None,
-    site_memory: SiteTemplateMemory | None = None,
+    site_memory: TemplateMemory | None = None,
 ) -> PageAnalysis:
     """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be."""
     with _collector_paused():
@@ -100,19 +100,22 @@ def _analyse_page(
     encoding: str | None,
     content_type: str | None,
     language: str | None,
-    site_memory: SiteTemplateMemory | None,
+    site_memory: TemplateMemory | None,
 ) -> PageAnalysis:
     if len(html) > params.max_page_bytes:
         raise PageError(
             "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
         )
-    root = parse_document(html, encoding=encoding, content_type=content_type)
+    root = parse_document(
+        html, encoding=encoding, content_type=content_type, max_elements=params.max_elements
+    )
     title = page_title(root)
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
     links = tuple(outgoing_links(root, url))
     remove_invisible(root, params.noscript_keep_chars)
     tree = ChunkTree(segment_page(root))
+    del root  # the segments hold their own text: the parsed tree is freed before the features
 
     leaves = _collect_leaves(tree.nodes)
     lang = (

@@ -12,7 +12,11 @@ from numpy.typing import NDArray
 from websim_crawler.core.page.params import AnalysisParams
 from websim_crawler.core.page.records import DUPLICATE, KEPT, NOISE, ChunkTree, LeafChunk
 from websim_crawler.core.page.segment import STRONG_BOILERPLATE_WORDS
-from websim_crawler.core.page.site_memory import SiteTemplateMemory, chunk_fingerprint
+from websim_crawler.core.page.site_memory import (
+    SiteTemplateMemory,
+    TemplateMemory,
+    chunk_fingerprint,
+)
 
 _DUPLICATE_PRODUCTS = 2_000_000
 
@@ -203,7 +207,7 @@ def remove_duplicates(leaves: list[LeafChunk], threshold: float) -> None:
             distinct[j].reason = f"cosine:{distinct[kept_index].segment.chunk_id}"
 
 
-def remove_template(leaves: list[LeafChunk], site: str, memory: SiteTemplateMemory) -> None:
+def remove_template(leaves: list[LeafChunk], site: str, memory: TemplateMemory) -> None:
     fingerprints = {id(leaf): chunk_fingerprint(leaf.text) for leaf in leaves if leaf.keywords}
     template = memory.template_fingerprints(site, fingerprints.values())
     for leaf in leaves:

@@ -15,6 +15,12 @@ class AnalysisParams:
     max_page_bytes: int = setting(
         32_000_000, "WEBSIM_MAX_PAGE_BYTES", "larger pages are dropped as too_large", minimum=1
     )
+    max_elements: int = setting(
+        200_000,
+        "WEBSIM_MAX_ELEMENTS",
+        "pages with more elements are dropped as too_many_elements, counted while parsing",
+        minimum=1,
+    )
     language: str | None = setting(
         None, "WEBSIM_LANGUAGE", "force this ISO 639-1 language instead of detecting it"
     )

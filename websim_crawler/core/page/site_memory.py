@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import OrderedDict
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Protocol
 
 from websim_crawler.errors import InputFormatError
 
@@ -14,6 +14,14 @@ def chunk_fingerprint(text: str) -> str:
     """Return a short stable fingerprint of a chunk's case- and space-folded text."""
     folded = " ".join(text.lower().split())
     return hashlib.blake2b(folded.encode("utf-8"), digest_size=8).hexdigest()
+
+
+class TemplateMemory(Protocol):
+    """What the template filter asks of a memory (``SiteTemplateMemory``, ``TemplateSnapshot``)."""
+
+    def template_fingerprints(self, site: str, fingerprints: Iterable[str]) -> set[str]:
+        """Return which of the page's fingerprints are template, then record the page."""
+        ...
 
 
 class SiteTemplateMemory:
@@ -37,6 +45,17 @@ class SiteTemplateMemory:
         template = {fp for fp in unique if counts.get(fp, 0) >= self.min_pages} if counts else set()
         self._record(site, unique)
         return template
+
+    def template_of(self, site: str) -> frozenset[str]:
+        """Return the site's fingerprints that are template now (for a page sent elsewhere)."""
+        counts = self._sites.get(site)
+        if not counts:
+            return frozenset()
+        return frozenset(fp for fp, seen in counts.items() if seen >= self.min_pages)
+
+    def record(self, site: str, fingerprints: Iterable[str]) -> None:
+        """Record a page of the site analysed elsewhere (see ``TemplateSnapshot``)."""
+        self._record(site, set(fingerprints))
 
     def _record(self, site: str, fingerprints: set[str]) -> None:
         counts = self._sites.get(site)
@@ -74,3 +93,22 @@ class SiteTemplateMemory:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise InputFormatError(f"not a saved site template memory: {exc}") from exc
         return memory
+
+
+class TemplateSnapshot:
+    """One site's template fingerprints, frozen when a page was sent to another process.
+
+    It stands in for the :class:`SiteTemplateMemory` in the analysis of that page and keeps the
+    page's site and fingerprints, which the memory's owner records when the result comes back.
+    """
+
+    def __init__(self, template: frozenset[str]) -> None:
+        self.template = template
+        self.site: str | None = None
+        self.fingerprints: tuple[str, ...] = ()
+
+    def template_fingerprints(self, site: str, fingerprints: Iterable[str]) -> set[str]:
+        """Return which of the page's fingerprints are template; keep them for the owner."""
+        unique = tuple(dict.fromkeys(fingerprints))
+        self.site, self.fingerprints = site, unique
+        return {fp for fp in unique if fp in self.template}

@@ -1,0 +1,297 @@
+"""The analysis pool: pages analysed in worker processes, within a budget of elements, time and
+memory per page, and a crawl that stays live and small while a site serves monster pages."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+import pytest_twisted
+from conftest import serve_directory
+from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.misc import build_from_crawler
+from scrapy.utils.test import get_crawler
+
+from websim_crawler.core.page import AnalysisParams
+from websim_crawler.pipelines import PageAnalysisPipeline
+from websim_crawler.pool import AnalysisPool, PoolParams
+
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
+ORDINARY_PAGES = sorted((TESTS / "site").glob("*.html")) + sorted(
+    (TESTS / "pages_site").glob("*.html")
+)
+
+
+def many_divs(count: int) -> str:
+    """A page of ``count`` one-digit divs (12 bytes each: 1,000,000 make 12 MB)."""
+    return f"<html><body>{'<div>7</div>' * count}</body></html>"
+
+
+def long_table(rows: int) -> str:
+    """A page holding one table of ``rows`` one-cell rows."""
+    return f"<html><body><table>{'<tr><td>1</td></tr>' * rows}</table></body></html>"
+
+
+def pool_of(workers: int, **budget: Any) -> AnalysisPool:
+    return AnalysisPool(AnalysisParams(), PoolParams(workers=workers, **budget), "full")
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[AnalysisPool]:
+    """Two workers with a 3 s time budget, shared by the tests of this module."""
+    shared = pool_of(2, timeout=3.0)
+    yield shared
+    shared.close()
+
+
+def test_monster_pages_are_dropped_within_budget_and_the_others_come_through(
+    pool: AnalysisPool,
+) -> None:
+    pages: dict[str, str | bytes] = {
+        "http://monsters.test/divs": many_divs(1_000_000),
+        "http://monsters.test/table": long_table(400_000),
+    }
+    ordinary = {
+        f"http://ordinary{n}.test/": path.read_bytes() for n, path in enumerate(ORDINARY_PAGES)
+    }
+    futures = {url: pool.submit(html, url) for url, html in {**pages, **ordinary}.items()}
+    outcomes = {url: future.result(timeout=120) for url, future in futures.items()}
+    assert outcomes["http://monsters.test/divs"].dropped == "too_many_elements"
+    assert outcomes["http://monsters.test/table"].dropped == "too_many_elements"
+    in_process = pool_of(0)
+    for url, html in ordinary.items():
+        assert outcomes[url] == in_process.submit(html, url).result(), url
+    assert sum(outcomes[url].record is not None for url in ordinary) >= 10
+
+
+def test_a_page_over_its_time_is_dropped_and_its_worker_replaced(pool: AnalysisPool) -> None:
+    slow = pool.submit(many_divs(150_000), "http://slow.test/")
+    assert slow.result(timeout=120).dropped == "analysis_timeout"
+    after = pool.submit((TESTS / "pages_site" / "volcanoes.html").read_bytes(), "http://v.test/")
+    record = after.result(timeout=120).record
+    assert record is not None and "lava" in record["main_text"]
+
+
+def test_a_worker_that_dies_is_counted_and_replaced() -> None:
+    crashing = pool_of(1, timeout=120.0)
+    try:
+        rivers = (TESTS / "pages_site" / "rivers.html").read_bytes()
+        assert crashing.submit(rivers, None).result(timeout=120).record is not None  # warm
+        slow = crashing.submit(many_divs(150_000), "http://slow.test/")
+        worker = _busy_worker()
+        worker.kill()
+        outcome = slow.result(timeout=120)
+        assert outcome.failed == "worker_crash" and outcome.record is None, outcome.message
+        assert crashing.submit(rivers, None).result(timeout=120).record is not None
+    finally:
+        crashing.close()
+
+
+def _busy_worker() -> psutil.Process:
+    """Return the worker process (a child of the fork server) once it is analysing."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for child in psutil.Process().children(recursive=True):
+            if (
+                "forkserver" in " ".join(child.cmdline())
+                and child.parent().pid != psutil.Process().pid
+            ) and child.cpu_percent(interval=0.2) > 20:
+                return child
+        time.sleep(0.1)
+    raise AssertionError("no busy worker found")
+
+
+def test_a_page_over_the_memory_cap_is_dropped_as_too_large() -> None:
+    capped = pool_of(1, timeout=120.0, worker_memory_mb=150)
+    try:
+        outcome = capped.submit(many_divs(150_000), "http://big.test/").result(timeout=120)
+        assert outcome.dropped == "too_large"
+        after = capped.submit((TESTS / "pages_site" / "rivers.html").read_bytes(), None)
+        assert after.result(timeout=120).record is not None  # the same worker goes on
+    finally:
+        capped.close()
+
+
+def test_results_do_not_depend_on_the_workers_or_the_order(pool: AnalysisPool) -> None:
+    pages = [
+        (f"http://site{n}.test/page", path.read_bytes()) for n, path in enumerate(ORDINARY_PAGES)
+    ]
+    in_process = pool_of(0)
+    expected = {url: in_process.submit(html, url).result() for url, html in pages}
+    futures = {url: pool.submit(html, url) for url, html in reversed(pages)}
+    got = {url: future.result(timeout=120) for url, future in futures.items()}
+    assert got == expected
+    assert sum(outcome.record is not None for outcome in got.values()) >= 10
+
+
+def test_template_memory_is_kept_across_workers() -> None:
+    """Pages sent one after the other see the site's chunks recorded from the earlier ones."""
+    banner = "<div>Welcome to the volcano observatory online shop and museum.</div>"
+    pages = [
+        f"<html><body>{banner}<div><p>Report {n} on volcano gas and lava.</p></div></body></html>"
+        for n in range(4)
+    ]
+    for workers in (0, 2):
+        memory_pool = AnalysisPool(
+            AnalysisParams(template_min_pages=2), PoolParams(workers=workers), "full"
+        )
+        try:
+            fates = []
+            for n, html in enumerate(pages):
+                record = memory_pool.submit(html, f"http://v.test/{n}").result(timeout=120).record
+                assert record is not None
+                fates.append(next(c["fate"] for c in record["chunks"] if "Welcome" in c["text"]))
+        finally:
+            memory_pool.close()
+        assert fates == ["kept", "kept", "duplicate", "duplicate"], workers
+
+
+@pytest_twisted.inlineCallbacks
+def test_pipeline_bounds_pages_in_flight_and_drains_on_close() -> Any:
+    crawler = get_crawler(
+        settings_dict={"WEBSIM_ANALYSIS_WORKERS": 2, "WEBSIM_ANALYSIS_MAX_PENDING": 2}
+    )
+    pipeline = build_from_crawler(PageAnalysisPipeline, crawler)
+    in_flight, most = [0], [0]
+    submit = pipeline.pool.submit
+    lock = threading.Lock()
+
+    def counting_submit(*args: Any) -> Any:
+        future = submit(*args)
+        with lock:
+            in_flight[0] += 1
+            most[0] = max(most[0], in_flight[0])
+
+        def done(_future: Any) -> None:
+            with lock:
+                in_flight[0] -= 1
+
+        future.add_done_callback(done)
+        return future
+
+    pipeline.pool.submit = counting_submit  # type: ignore[method-assign,assignment]
+    items = [
+        {"url": f"http://site{n}.test/", "html": path.read_bytes()}
+        for n, path in enumerate(ORDINARY_PAGES * 2)
+    ]
+    pending = [deferred_from_coro(pipeline.process_item(item)) for item in items]
+    for deferred in pending:
+        deferred.addErrback(lambda failure: failure.value)  # dropped pages: a DropItem
+    yield deferred_from_coro(pipeline.close_spider())
+    assert all(deferred.called for deferred in pending)
+    assert crawler.stats is not None
+    stats = crawler.stats.get_stats()
+    dropped = sum(value for key, value in stats.items() if "/dropped/" in key)
+    assert stats["websim/pages/analysed"] + dropped == len(items)
+    assert stats["websim/pages/analysed"] >= len(items) - 2
+    assert 1 <= most[0] <= 2
+
+
+def _serve_monster_site(folder: Path) -> list[str]:
+    """Write a site of ordinary pages and four monsters; return the ordinary pages' names."""
+    ordinary = []
+    for path in [page for page in ORDINARY_PAGES if page.name != "index.html"][:6]:
+        (folder / path.name).write_bytes(path.read_bytes())
+        ordinary.append(path.name)
+    (folder / "divs.html").write_text(many_divs(1_000_000))
+    (folder / "table.html").write_text(long_table(400_000))
+    (folder / "slow.html").write_text(many_divs(150_000))
+    names = [*ordinary, "divs.html", "table.html", "slow.html"]
+    links = "".join(f'<li><a href="{name}">{name}</a></li>' for name in names)
+    (folder / "index.html").write_text(f"<html><body><ul>{links}</ul></body></html>")
+    return ordinary
+
+
+@pytest.mark.slow
+def test_crawl_of_a_site_with_monster_pages_stays_live_and_small(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    ordinary = _serve_monster_site(site)
+    server, url = serve_directory(site)
+    output = tmp_path / "pages.jsonl"
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={url}/index.html",
+        "-O", str(output), "-s", "LOG_LEVEL=INFO", "-s", "LOGSTATS_INTERVAL=1",
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
+        "-s", "WEBSIM_ANALYSIS_WORKERS=2", "-s", "WEBSIM_ANALYSIS_TIMEOUT=3",
+        "-s", "WEBSIM_STATS_OUTPUT=" + str(tmp_path / "stats.json"),
+    ]  # fmt: skip
+    try:
+        process = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
+        log: list[str] = []
+        reader = threading.Thread(target=lambda: log.append(process.stderr.read()))  # type: ignore[union-attr]
+        reader.start()
+        peak = _peak_tree_memory(process, deadline=time.monotonic() + 120)
+        reader.join()
+    finally:
+        server.shutdown()
+        server.server_close()
+    text = "".join(log)
+    assert process.returncode == 0, text[-3000:]
+    assert "Disabled" not in text  # no warnings for the stages that were not asked for
+    assert "<p>" not in text and "'chunks'" not in text  # items are logged as one line
+    items = [json.loads(line) for line in output.read_text().splitlines()]
+    names = {item["url"].rsplit("/", 1)[-1] for item in items}
+    assert set(ordinary) <= names
+    assert not names & {"divs.html", "table.html", "slow.html"}
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    # The spider parses no page over the element budget: it skips them, counted.
+    assert stats["websim/pages/skipped/too_many_elements"] == 2
+    assert stats["websim/pages/dropped/analysis_timeout"] == 1
+    assert peak < 1024**3, f"peak memory of the crawl's processes: {peak / 2**20:.0f} MB"
+    # LogStats went on logging while the slow pages were analysed.
+    dropped_at = [
+        _seconds(line)
+        for line in text.splitlines()
+        if "analysis_timeout" in line and "Dropped" in line
+    ]
+    logged_at = [
+        _seconds(line) for line in text.splitlines() if "[scrapy.extensions.logstats]" in line
+    ]
+    assert dropped_at and any(
+        sum(drop - 3 <= at <= drop for at in logged_at) >= 2 for drop in dropped_at
+    ), text[-3000:]
+
+
+def _peak_tree_memory(process: subprocess.Popen[str], deadline: float) -> int:
+    """Sample the memory of a process and its descendants until it ends.
+
+    Each process counts its proportional set size (PSS: its private pages and its share of the
+    pages it shares): the workers share the fork server's libraries and modules, which a sum of
+    resident sizes would count once per process.
+    """
+    watched = psutil.Process(process.pid)
+    peak = 0
+    while process.poll() is None:
+        if time.monotonic() > deadline:
+            process.kill()
+            raise AssertionError("the crawl took over its generous timeout")
+        try:
+            tree = [watched, *watched.children(recursive=True)]
+            peak = max(peak, sum(member.memory_full_info().pss for member in tree))
+        except psutil.Error:
+            pass
+        time.sleep(0.05)
+    return peak
+
+
+_TIME_RE = re.compile(r"^\d{4}-\d\d-\d\d (\d\d):(\d\d):(\d\d)")
+
+
+def _seconds(line: str) -> int:
+    found = _TIME_RE.match(line)
+    assert found, line
+    hours, minutes, seconds = map(int, found.groups())
+    return hours * 3600 + minutes * 60 + seconds

@@ -1,0 +1,306 @@
+"""Page analysis in worker processes, with a budget per page: time, memory and elements.
+
+An adapter around the pure core (it knows processes, not Scrapy): the analysis pipeline and
+``websim extract`` hand pages to an :class:`AnalysisPool` and get :class:`PageOutcome` futures
+back, in any order. Each worker runs :func:`analyse_task`; a page that runs past
+``WEBSIM_ANALYSIS_TIMEOUT`` has its worker killed and replaced (pebble), a page that needs more
+than ``WEBSIM_WORKER_MEMORY_MB`` fails its allocation (``RLIMIT_AS``) and a worker that dies
+is replaced; each case is an outcome with its reason, never a dead crawl.
+
+The per-site template memory stays in the caller's process, with the pool: a task carries the
+fingerprints that are template on its site when it is sent (a ``TemplateSnapshot``), and its
+outcome the page's fingerprints, recorded when it comes back. Pages analysed at the same time
+do not see each other's chunks: a site's template is found a few pages later than when pages
+are analysed one by one, never wrongly.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import logging
+import multiprocessing
+import os
+import resource
+import signal
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import Any
+
+from pebble import ProcessExpired, ProcessPool
+
+from websim_crawler.core.page import (
+    AnalysisParams,
+    PageAnalysis,
+    SiteTemplateMemory,
+    analyse_page,
+    new_template_memory,
+)
+from websim_crawler.core.page.site_memory import TemplateSnapshot
+from websim_crawler.core.params import setting, validate
+from websim_crawler.core.urls import host_port_of
+from websim_crawler.errors import PageError
+
+logger = logging.getLogger(__name__)
+
+_MEGABYTE = 1024 * 1024
+# Modules every worker needs, imported once by the fork server instead of by each worker.
+_PRELOAD = ["websim_crawler.pool"]
+
+
+@dataclass(frozen=True)
+class PoolParams:
+    """How many worker processes analyse pages, and each page's budget of time and memory."""
+
+    workers: int | None = setting(
+        None,
+        "WEBSIM_ANALYSIS_WORKERS",
+        "worker processes that analyse pages (default: the usable CPUs; 0: in the crawl's own "
+        "process, without the time and memory caps)",
+        minimum=0,
+    )
+    max_pending: int = setting(
+        16,
+        "WEBSIM_ANALYSIS_MAX_PENDING",
+        "pages handed to the analysis and not yet back; further pages wait",
+        minimum=1,
+    )
+    timeout: float = setting(
+        20.0,
+        "WEBSIM_ANALYSIS_TIMEOUT",
+        "seconds a page's analysis may take in its worker; the worker is then killed and "
+        "replaced and the page dropped as analysis_timeout (0: no limit)",
+        minimum=0.0,
+    )
+    worker_memory_mb: int = setting(
+        1024,
+        "WEBSIM_WORKER_MEMORY_MB",
+        "memory a worker may allocate beyond its start-up size (RLIMIT_AS); a page that needs "
+        "more is dropped as too_large (0: no limit)",
+        minimum=0,
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def worker_count(self) -> int:
+        """Return the number of worker processes (0: analyse in the caller's process)."""
+        if self.workers is not None:
+            return self.workers
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+
+
+@dataclass(frozen=True)
+class PageTask:
+    """One page to analyse, with the template fingerprints of its site when it was sent."""
+
+    html: str | bytes
+    url: str | None
+    template: frozenset[str] | None = None  # None: no template memory
+    content_type: str | None = None
+
+
+@dataclass(frozen=True)
+class PageOutcome:
+    """What came of a task: the page's record, or the reason it was dropped or failed.
+
+    ``record`` is ``PageAnalysis.to_dict(chunk_detail)``; ``fingerprints`` are the page's chunk
+    fingerprints, for the site memory.
+    """
+
+    record: dict[str, Any] | None = None
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    site: str | None = None
+    fingerprints: tuple[str, ...] = ()
+    dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
+    failed: str | None = None  # worker_crash
+    message: str = ""
+
+
+def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> PageOutcome:
+    """Analyse one page; a page that cannot be analysed is an outcome with its reason."""
+    snapshot = TemplateSnapshot(task.template) if task.template is not None else None
+    analysis: PageAnalysis | None = None
+    try:
+        analysis = analyse_page(
+            task.html,
+            task.url,
+            params=params,
+            content_type=task.content_type,
+            site_memory=snapshot,
+        )
+    except PageError as exc:
+        return PageOutcome(dropped=exc.reason, message=str(exc))
+    except MemoryError:
+        pass  # answered below, once the exception and the page's objects it holds are freed
+    if analysis is None:
+        return PageOutcome(
+            dropped="too_large",
+            message="the analysis ran out of memory (WEBSIM_WORKER_MEMORY_MB)",
+        )
+    return PageOutcome(
+        record=analysis.to_dict(chunk_detail),
+        counts=dict(analysis.counts()),
+        site=snapshot.site if snapshot is not None else None,
+        fingerprints=snapshot.fingerprints if snapshot is not None else (),
+    )
+
+
+# Analysed once by every new worker before its first page, so that the language model and the
+# stemmers it loads on first use count neither against the first page's time nor its memory cap.
+_WARM_UP_PAGE = (
+    "<html><head><title>Warm-up</title></head><body><div><p>The analysis loads its language "
+    "model and stemmers once, on this page, before the worker takes its first task.</p></div>"
+    "</body></html>"
+)
+
+
+def _start_worker(memory_limit_mb: int) -> None:
+    """Prepare a worker: Ctrl-C is the crawl's to handle, caches are warm, memory is capped."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    analyse_page(_WARM_UP_PAGE)
+    if memory_limit_mb:
+        _cap_address_space(memory_limit_mb * _MEGABYTE)
+
+
+def _cap_address_space(extra_bytes: int) -> None:
+    """Let this process map at most ``extra_bytes`` more than it does now (Linux)."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            mapped = int(statm.read().split()[0]) * resource.getpagesize()
+    except OSError:  # no /proc: the cap cannot be sized, the timeout still holds
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = mapped + extra_bytes
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+
+
+class AnalysisPool:
+    """Analyse pages in ``workers`` processes (0: in the caller's process, one at a time).
+
+    The pool owns the per-site template memory (``site_memory``) when the template filter is
+    on; a lock guards it against the threads that deliver the workers' results.
+    """
+
+    def __init__(
+        self,
+        params: AnalysisParams,
+        pool_params: PoolParams,
+        chunk_detail: str,
+        site_memory: SiteTemplateMemory | None = None,
+    ):
+        self.params = params
+        self.pool_params = pool_params
+        self.chunk_detail = chunk_detail
+        self.workers = pool_params.worker_count()
+        self.site_memory = site_memory if site_memory is not None else new_template_memory(params)
+        self._memory_lock = threading.Lock()
+        self._pool: ProcessPool | None = None
+
+    def _process_pool(self) -> ProcessPool:
+        if self._pool is None:  # started on the first page: a crawl without pages forks nothing
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload(_PRELOAD)
+            self._pool = ProcessPool(
+                max_workers=self.workers,
+                initializer=_start_worker,
+                initargs=(self.pool_params.worker_memory_mb,),
+                context=context,
+            )
+        return self._pool
+
+    def submit(
+        self,
+        html: str | bytes,
+        url: str | None,
+        content_type: str | None = None,
+    ) -> concurrent.futures.Future[PageOutcome]:
+        """Start analysing a page; the future's result is its outcome (never an exception)."""
+        template = None
+        if self.params.template_filter:
+            with self._memory_lock:
+                template = self.site_memory.template_of(host_port_of(url))
+        task = PageTask(html, url, template, content_type)
+        outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
+        if not self.workers:
+            analysed: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
+            try:
+                analysed.set_result(analyse_task(task, self.params, self.chunk_detail))
+            except Exception as exc:  # a bug in the analysis: counted, the crawl goes on
+                analysed.set_exception(exc)
+            outcome.set_result(self._recorded(self._outcome_of(analysed)))
+            return outcome
+        scheduled = self._process_pool().schedule(
+            analyse_task,
+            args=(task, self.params, self.chunk_detail),
+            timeout=self.pool_params.timeout or None,
+        )
+        scheduled.add_done_callback(
+            lambda future: outcome.set_result(self._recorded(self._outcome_of(future)))
+        )
+        return outcome
+
+    def map(
+        self,
+        pages: Iterable[tuple[str | bytes, str | None, str | None] | PageOutcome],
+    ) -> Iterator[PageOutcome]:
+        """Analyse ``(html, url, content_type)`` pages; yield outcomes in that order.
+
+        An outcome given instead of a page (a page that could not be read) passes through.
+        At most ``max_pending`` pages are in flight.
+        """
+        window: deque[concurrent.futures.Future[PageOutcome]] = deque()
+        for page in pages:
+            if isinstance(page, PageOutcome):
+                ready: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
+                ready.set_result(page)
+                window.append(ready)
+            else:
+                window.append(self.submit(*page))
+            while len(window) >= self.pool_params.max_pending:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+
+    def _recorded(self, outcome: PageOutcome) -> PageOutcome:
+        if outcome.site is not None:
+            with self._memory_lock:
+                self.site_memory.record(outcome.site, outcome.fingerprints)
+        return outcome
+
+    def _outcome_of(self, future: concurrent.futures.Future[PageOutcome]) -> PageOutcome:
+        try:
+            return future.result()
+        except TimeoutError:
+            return PageOutcome(
+                dropped="analysis_timeout",
+                message=f"the analysis took over {self.pool_params.timeout:g} s "
+                "(WEBSIM_ANALYSIS_TIMEOUT); its worker was replaced",
+            )
+        except ProcessExpired as exc:
+            return PageOutcome(
+                failed="worker_crash",
+                message=f"the worker analysing the page died (exit code {exc.exitcode}); "
+                "it was replaced",
+            )
+        except BrokenProcessPool as exc:  # workers died before they could take the page
+            return PageOutcome(failed="worker_crash", message=f"the workers died: {exc}")
+        except MemoryError:  # the result itself was too large to send back
+            return PageOutcome(dropped="too_large", message="the page's result is too large")
+        except concurrent.futures.CancelledError:
+            return PageOutcome(failed="cancelled", message="the analysis pool was stopped")
+        except Exception as exc:
+            logger.error("the analysis of a page failed", exc_info=exc)
+            return PageOutcome(failed="analysis_error", message=f"{type(exc).__name__}: {exc}")
+
+    def close(self) -> None:
+        """Wait for the pages in flight, then stop the workers."""
+        if self._pool is not None:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
