@@ -5,11 +5,8 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Iterator
-<<<<<<< HEAD
-from typing import Any
-=======
 from dataclasses import dataclass
->>>>>>> collq
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 import lxml.etree
