@@ -26,7 +26,7 @@ PACKAGE = Path(websim_crawler.__file__).resolve().parent
 # in a temporary folder, not a result.
 WRITERS_ALLOWED = {"core/io.py", "core/neardup/index.py"}
 WRITING = re.compile(
-    r"(?<!atomic_)write_text\(|write_bytes\(|json\.dump\(|open\([^)]*[\"'][wa]b?\+?[\"']"
+    r"(?<!atomic_)write_text\(|(?<!atomic_)write_bytes\(|json\.dump\(|open\([^)]*[\"'][wa]b?\+?[\"']"
 )
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -179,6 +180,7 @@ def test_sigterm_then_resume_gives_the_uninterrupted_pages_and_clusters(tmp_path
 # --- SIGKILL: the SQLite frontier ------------------------------------------------------------
 
 CONCURRENCY = 4
+ANALYSIS_PENDING = 4
 
 
 def serve_slow_demo(delay: float) -> tuple[ThreadingHTTPServer, str]:
@@ -206,6 +208,7 @@ def fast_crawl(site: str, folder: Path, *, kill_at_lines: int | None = None) -> 
         f"JOBDIR={folder / 'job'}",
         f"CONCURRENT_REQUESTS={CONCURRENCY}",
         f"CONCURRENT_REQUESTS_PER_DOMAIN={CONCURRENCY}",
+        f"WEBSIM_ANALYSIS_MAX_PENDING={ANALYSIS_PENDING}",
         "AUTOTHROTTLE_ENABLED=0",
         "LOG_LEVEL=INFO",
         f"LOG_FILE={folder / 'crawl.log'}",
@@ -218,6 +221,12 @@ def fast_crawl(site: str, folder: Path, *, kill_at_lines: int | None = None) -> 
 
     # SIGKILL: no shutdown, nothing saved
     return run_crawl(command, written_enough if kill_at_lines else None, signal.SIGKILL)
+
+
+def requeued_at_last_start(log: Path) -> int:
+    """Return how many in-flight requests the last run of a JOBDIR requeued when it started."""
+    found = re.findall(r"JOBDIR: (\d+) request\(s\) in flight", log.read_text(encoding="utf-8"))
+    return int(found[-1]) if found else 0
 
 
 def page_keys(feed: Path) -> list[tuple[str, str]]:
@@ -239,7 +248,10 @@ def test_sigkill_at_several_points_then_resume_loses_nothing(tmp_path: Path) -> 
             pages = page_keys(killed / "pages.jsonl")
             new = pages[len(previous) :]
             recrawled = sum(1 for key in new if key in set(previous))
-            assert recrawled <= CONCURRENCY, (kill_at, recrawled)  # only the requests in flight
+            requeued = requeued_at_last_start(killed / "crawl.log")
+            assert recrawled <= requeued, (kill_at, recrawled, requeued)  # only those in flight
+            # in flight: downloading, in the analysis pool, and waiting for a pool slot
+            assert requeued <= 2 * CONCURRENCY + ANALYSIS_PENDING, (kill_at, requeued)
             assert len(pages) >= kill_at - 1  # the last line may be cut by the kill
             previous = pages
         assert fast_crawl(site, killed) == 0

@@ -250,16 +250,29 @@ def atomic_writer(path: str | os.PathLike[str]) -> Iterator[TextIO]:
     over ``path`` at the end; an error or a kill on the way leaves ``path`` as it was. The
     temporary files that killed writers left beside ``path`` are removed first.
     """
-    target = Path(path)
+    with _replacing(Path(path)) as temporary, temporary.open("w", encoding="utf-8") as handle:
+        yield handle
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace ``path`` with ``data`` as :func:`atomic_writer` replaces a text file."""
+    with _replacing(Path(path)) as temporary, temporary.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+@contextlib.contextmanager
+def _replacing(target: Path) -> Iterator[Path]:
+    """Yield a temporary file beside ``target``, renamed over it when the block succeeds."""
     target.parent.mkdir(parents=True, exist_ok=True)
     _roll_forward(_journal_of(target))
     _remove_leftovers(target)
     temporary = _temporary_beside(target)
     try:
-        with temporary.open("w", encoding="utf-8") as handle:
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
+        yield temporary
         os.replace(temporary, target)
     except BaseException:
         temporary.unlink(missing_ok=True)

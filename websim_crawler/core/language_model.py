@@ -6,8 +6,8 @@ of ``websim extract one.html``. :func:`language_identifier` keeps the decompress
 folder of ``.npy`` files under ``$XDG_CACHE_HOME/websim-crawler`` (``~/.cache`` when unset),
 named after py3langid's version and the model file's digest, maps them into memory and builds
 the identifier from them through py3langid's ``LanguageIdentifier`` constructor: about 0.02 s.
-The cache is written atomically (a temporary folder renamed); a cache that cannot be read
-(missing or cut files, arrays that do not fit together) is rebuilt, one that cannot be written
+Each file of the cache is written atomically; a cache that cannot be read (missing or cut
+files, arrays that do not fit together) is rebuilt, one that cannot be written
 (read-only home) is skipped, and if py3langid changes shape the identifier comes from its own
 loader: the answers are the same either way.
 """
@@ -15,15 +15,16 @@ loader: the answers are the same either way.
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from websim_crawler.core.io import atomic_write_bytes
 
 logger = logging.getLogger(__name__)
 
@@ -100,17 +101,15 @@ def _read_cache(cache: Path) -> dict[str, np.ndarray]:
 
 
 def _write_cache(cache: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write the arrays into a temporary folder renamed to the cache; skip if unwritable."""
+    """Write each array atomically into the cache folder; skip (logged) if it cannot be written.
+
+    A folder left incomplete by a kill lacks files and is rebuilt by the next reader.
+    """
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temporary = Path(tempfile.mkdtemp(dir=cache.parent, prefix=f".{cache.name}."))
-        try:
-            for name, values in arrays.items():
-                np.save(temporary / f"{name}.npy", values, allow_pickle=False)
-            shutil.rmtree(cache, ignore_errors=True)  # a corrupt cache
-            os.replace(temporary, cache)
-        finally:
-            shutil.rmtree(temporary, ignore_errors=True)  # left only when the rename failed
+        for name, values in arrays.items():
+            buffer = io.BytesIO()
+            np.save(buffer, values, allow_pickle=False)
+            atomic_write_bytes(cache / f"{name}.npy", buffer.getvalue())
     except OSError as exc:
         logger.info("language model not cached in %s: %s", cache.parent, exc)
 
