@@ -35,10 +35,12 @@ seconds (CPU of the child process: user + system).
 from __future__ import annotations
 
 import argparse
+import ctypes
 import dataclasses
 import gzip
 import hashlib
 import json
+import os
 import re
 import resource
 import statistics
@@ -396,8 +398,29 @@ class Timing:
     cpu: float
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def adopt_orphans() -> None:
+    """Become the Linux child subreaper: a command's orphans (the pool's fork server and its
+    workers, which outlive the command by a moment) are re-parented to this process, which reaps
+    them, so their CPU time counts in ``RUSAGE_CHILDREN`` like the command's own."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def reap_orphans() -> None:
+    """Wait for every adopted process still running."""
+    while True:
+        try:
+            os.wait()
+        except ChildProcessError:
+            return
+
+
 def time_commands(commands: dict[str, list[str]], repeat: int) -> dict[str, Timing]:
-    """Run each command ``repeat`` times, interleaved; return its median wall and child CPU."""
+    """Run each command ``repeat`` times, interleaved; return its median wall and child CPU
+    (with its pool workers' CPU: see ``adopt_orphans``)."""
+    adopt_orphans()
     walls: dict[str, list[float]] = {name: [] for name in commands}
     cpus: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(repeat):
@@ -406,6 +429,7 @@ def time_commands(commands: dict[str, list[str]], repeat: int) -> dict[str, Timi
             start = time.perf_counter()
             subprocess.run(command, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             walls[name].append(time.perf_counter() - start)
+            reap_orphans()
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     return {
@@ -490,6 +514,9 @@ def print_whole_process(loaded: dict[str, list[Page]], repeat: int) -> None:
                     "websim --chunks none": websim_command(
                         "extract", str(folder), "-o", str(work / "n.jsonl"), "--chunks", "none"
                     ),
+                    "websim --workers 0": websim_command(
+                        "extract", str(folder), "-o", str(work / "z.jsonl"), "--workers", "0"
+                    ),
                     "trafilatura": [
                         sys.executable,
                         str(TRAFILATURA_DRIVER),
@@ -500,7 +527,7 @@ def print_whole_process(loaded: dict[str, list[Page]], repeat: int) -> None:
                 repeat,
             )
             theirs = timings["trafilatura"]
-            for name in ("websim", "websim --chunks none", "trafilatura"):
+            for name in ("websim", "websim --chunks none", "websim --workers 0", "trafilatura"):
                 ours = timings[name]
                 rows.append(
                     (

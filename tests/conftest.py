@@ -14,6 +14,16 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Keep the language model cache (``$XDG_CACHE_HOME/websim-crawler``) out of the user's home;
+    the commands the tests start inherit it."""
+    with pytest.MonkeyPatch.context() as patch:
+        cache_home = tmp_path_factory.mktemp("cache-home")
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        yield cache_home
+
+
 class QuietHandler(SimpleHTTPRequestHandler):
     """Serve files without logging every request to stderr."""
 

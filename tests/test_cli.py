@@ -8,6 +8,7 @@ import math
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -521,3 +522,43 @@ def test_demo_refuses_settings_it_sets_itself(capsys: pytest.CaptureFixture[str]
     assert only_line(capsys.readouterr().err) == (
         "websim demo: error: websim demo writes WEBSIM_CLUSTERS_HTML into -o FOLDER; leave it unset"
     )
+
+
+@pytest.mark.parametrize(
+    ("pages", "flags", "expected_workers"),
+    [
+        (1, [], 0),
+        (1, ["--workers", "2"], 1),
+        (3, ["--workers", "2"], 2),
+        (2, ["--workers", "5"], 2),
+    ],
+)
+def test_extract_analyses_a_single_page_in_its_own_process_unless_workers_are_set(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    pages: int,
+    flags: list[str],
+    expected_workers: int,
+) -> None:
+    """A fork server and a worker cost more than one page; asked-for workers are still used."""
+    import websim_crawler.cli.extract as extract_command
+
+    created: list[int] = []
+    real_pool = extract_command.AnalysisPool
+
+    def recording_pool(params: Any, pool_params: Any, chunk_detail: str) -> Any:
+        created.append(pool_params.workers)
+        return real_pool(params, replace(pool_params, workers=0), chunk_detail)
+
+    monkeypatch.setattr(extract_command, "AnalysisPool", recording_pool)
+    sources = []
+    for number in range(pages):
+        page = tmp_path / f"page{number}.html"
+        page.write_text(
+            f"<html lang='en'><body><p>Page {number} about honey bees.</p></body></html>"
+        )
+        sources.append(str(page))
+    output = tmp_path / "out.jsonl"
+    assert main(["extract", *sources, "-o", str(output), *flags]) == 0
+    assert created == [expected_workers]
+    assert len(output.read_text().splitlines()) == pages

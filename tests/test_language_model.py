@@ -30,7 +30,7 @@ def cache_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def _cache_file() -> Path:
+def _cache() -> Path:
     return cached_model_path(langid.MODEL_DIR / langid.MODEL_FILE)
 
 
@@ -41,12 +41,20 @@ def test_cached_identifier_is_py3langids_own(cache_home: Path) -> None:
         classify = language_identifier()
         built = classify.__self__  # type: ignore[attr-defined]
         assert isinstance(built, langid.LanguageIdentifier)
-        assert _cache_file().is_file()
-        assert _cache_file().parent == cache_home / "websim-crawler"
+        assert sorted(p.name for p in _cache().iterdir()) == [
+            "classes.npy",
+            "nextmove.npy",
+            "nextmove_row.npy",
+            "out_feat.npy",
+            "pc.npy",
+            "ptc.npy",
+        ]
+        assert _cache().parent == cache_home / "websim-crawler"
         assert built.nb_classes == own.nb_classes
-        assert built.tk_output == own.tk_output
-        assert built.tk_nextmove == own.tk_nextmove and built.tk_row == own.tk_row
-        assert type(built.tk_nextmove) is type(own.tk_nextmove)
+        for name in ("tk_output", "tk_nextmove", "tk_row"):
+            np.testing.assert_array_equal(
+                np.asarray(getattr(built, name)), np.asarray(getattr(own, name))
+            )
         np.testing.assert_array_equal(built.nb_ptc, own.nb_ptc)
         np.testing.assert_array_equal(built.nb_pc, own.nb_pc)
         assert [classify(text) for text in TEXTS] == [own.classify(text) for text in TEXTS]
@@ -64,14 +72,28 @@ def test_second_load_reads_the_cache_not_the_xz_model(
     assert language_identifier()(TEXTS[1])[0] == "de"
 
 
-@pytest.mark.parametrize("content", [b"", b"not a zip archive", b"PK\x03\x04" + b"\0" * 64])
-def test_corrupt_cache_is_rebuilt(cache_home: Path, content: bytes) -> None:
-    cache_file = _cache_file()
-    cache_file.parent.mkdir(parents=True)
-    cache_file.write_bytes(content)
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("ptc.npy", b""),
+        ("nextmove.npy", b"not an array"),
+        ("pc.npy", None),  # missing
+        ("classes.npy", np.arange(3)),  # arrays that do not fit together
+    ],
+)
+def test_corrupt_cache_is_rebuilt(cache_home: Path, name: str, content: object) -> None:
+    language_identifier()
+    target = _cache() / name
+    original = np.load(target)
+    if content is None:
+        target.unlink()
+    elif isinstance(content, bytes):
+        target.write_bytes(content)
+    else:
+        np.save(target, content)
     assert language_identifier()(TEXTS[2])[0] == "fr"
-    assert cache_file.stat().st_size > 10_000_000
-    assert [p.name for p in cache_file.parent.iterdir()] == [cache_file.name]
+    np.testing.assert_array_equal(np.load(target), original)
+    assert [p.name for p in _cache().parent.iterdir()] == [_cache().name]
 
 
 def test_unwritable_cache_folder_still_identifies(cache_home: Path) -> None:
@@ -89,4 +111,4 @@ def test_changed_constructor_falls_back_to_py3langids_loader(
 
     monkeypatch.setattr(langid, "LanguageIdentifier", ChangedShape)
     assert language_identifier() is langid.classify
-    assert os.path.isfile(_cache_file())
+    assert os.path.isfile(_cache() / "ptc.npy")

@@ -2,12 +2,14 @@
 
 py3langid ships its model as an xz-compressed NumPy archive (4.5 MB, 68 MB inside) and
 decompresses it in every process that classifies a text: about 0.4 s of CPU, more than the rest
-of ``websim extract one.html``. :func:`language_identifier` keeps the decompressed arrays in an
-uncompressed ``.npz`` under ``$XDG_CACHE_HOME/websim-crawler`` (``~/.cache`` when unset), named
-after py3langid's version and the model file's digest, and builds the identifier from it through
-py3langid's ``LanguageIdentifier`` constructor: about 0.05 s. The cache is written atomically; a
-cache that cannot be read or written (corrupt, read-only home) is rebuilt or skipped, and the
-identifier then comes from py3langid's own loader, with identical answers either way.
+of ``websim extract one.html``. :func:`language_identifier` keeps the decompressed arrays in a
+folder of ``.npy`` files under ``$XDG_CACHE_HOME/websim-crawler`` (``~/.cache`` when unset),
+named after py3langid's version and the model file's digest, maps them into memory and builds
+the identifier from them through py3langid's ``LanguageIdentifier`` constructor: about 0.02 s.
+Each file of the cache is written atomically; a cache that cannot be read (missing or cut
+files, arrays that do not fit together) is rebuilt, one that cannot be written
+(read-only home) is skipped, and if py3langid changes shape the identifier comes from its own
+loader: the answers are the same either way.
 """
 
 from __future__ import annotations
@@ -16,8 +18,6 @@ import hashlib
 import io
 import logging
 import os
-import zipfile
-from array import array
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,17 +43,17 @@ def language_identifier() -> Callable[[str], tuple[str, float]]:
     from py3langid import langid
 
     model_file = langid.MODEL_DIR / langid.MODEL_FILE
-    cache_file = cached_model_path(model_file)
+    cache = cached_model_path(model_file)
     try:
-        arrays = _read_cache(cache_file)
-    except (OSError, EOFError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-        if cache_file.exists():
-            logger.info("rebuilding the language model cache %s: %s", cache_file, exc)
+        arrays = _read_cache(cache)
+    except (OSError, EOFError, ValueError) as exc:
+        if cache.exists():
+            logger.info("rebuilding the language model cache %s: %s", cache, exc)
         arrays = None
     try:
         if arrays is None:
             arrays = _decompress(model_file)
-            _write_cache(cache_file, arrays)
+            _write_cache(cache, arrays)
         return _identifier_from_arrays(langid, arrays).classify
     except (TypeError, ValueError) as exc:  # py3langid changed shape: use its own loader
         logger.warning("cannot build py3langid's identifier from its arrays: %s", exc)
@@ -61,11 +61,11 @@ def language_identifier() -> Callable[[str], tuple[str, float]]:
 
 
 def cached_model_path(model_file: Path) -> Path:
-    """The cache file of a model: py3langid's version and the model's digest in its name."""
+    """The cache folder of a model: py3langid's version and the model's digest in its name."""
     import py3langid
 
     digest = hashlib.blake2b(model_file.read_bytes(), digest_size=12).hexdigest()
-    return cache_folder() / f"py3langid-{py3langid.__version__}-{digest}.npz"
+    return cache_folder() / f"py3langid-{py3langid.__version__}-{digest}"
 
 
 def _decompress(model_file: Path) -> dict[str, np.ndarray]:
@@ -83,39 +83,50 @@ def _decompress(model_file: Path) -> dict[str, np.ndarray]:
     }
 
 
-def _read_cache(cache_file: Path) -> dict[str, np.ndarray]:
-    with np.load(cache_file, allow_pickle=False) as data:
-        return {name: data[name] for name in _MODEL_ARRAYS}
+def _read_cache(cache: Path) -> dict[str, np.ndarray]:
+    """Map the cached arrays into memory (pages are read as the identifier touches them)."""
+    arrays = {
+        name: np.asarray(np.load(cache / f"{name}.npy", mmap_mode="r", allow_pickle=False))
+        for name in _MODEL_ARRAYS
+    }
+    n_features, n_classes = arrays["ptc"].shape
+    if not (
+        len(arrays["pc"]) == len(arrays["classes"]) == n_classes
+        and len(arrays["nextmove_row"]) == len(arrays["out_feat"])
+        and len(arrays["nextmove"]) % 256 == 0
+        and n_features > 0
+    ):
+        raise ValueError("the cached arrays do not fit together")
+    return arrays
 
 
-def _write_cache(cache_file: Path, arrays: dict[str, np.ndarray]) -> None:
-    """Write the arrays atomically over the cache file; skip (logged) if it cannot be written."""
-    buffer = io.BytesIO()
-    np.savez(buffer, **arrays)  # type: ignore[arg-type]
+def _write_cache(cache: Path, arrays: dict[str, np.ndarray]) -> None:
+    """Write each array atomically into the cache folder; skip (logged) if it cannot be written.
+
+    A folder left incomplete by a kill lacks files and is rebuilt by the next reader.
+    """
     try:
-        atomic_write_bytes(cache_file, buffer.getvalue())
+        for name, values in arrays.items():
+            buffer = io.BytesIO()
+            np.save(buffer, values, allow_pickle=False)
+            atomic_write_bytes(cache / f"{name}.npy", buffer.getvalue())
     except OSError as exc:
-        logger.info("language model not cached in %s: %s", cache_file.parent, exc)
+        logger.info("language model not cached in %s: %s", cache.parent, exc)
 
 
 def _identifier_from_arrays(langid: Any, arrays: dict[str, np.ndarray]) -> Any:
     """Build py3langid's identifier as ``LanguageIdentifier.from_model_file`` does.
 
-    The one place that knows py3langid's constructor and the types its DFA walk expects
-    (stdlib arrays for the transitions, a list for the outputs); tests/test_text.py compares
-    its answers and attributes with py3langid's own loader, so a change of shape fails there.
+    The one place that knows py3langid's constructor and what its DFA walk indexes (transitions
+    and outputs by integer: given here as memory views of the mapped arrays, not copied);
+    tests/test_language_model.py compares its answers and arrays with py3langid's own loader, so
+    a change of shape fails there.
     """
     return langid.LanguageIdentifier(
         arrays["ptc"],
         arrays["pc"],
         arrays["classes"].tolist(),
-        _stdlib_array(arrays["nextmove"]),
-        arrays["out_feat"].tolist(),
-        tk_row=_stdlib_array(arrays["nextmove_row"]),
+        arrays["nextmove"].data,
+        arrays["out_feat"].data,
+        tk_row=arrays["nextmove_row"].data,
     )
-
-
-def _stdlib_array(values: np.ndarray) -> array[Any]:
-    out = array(values.dtype.char)
-    out.frombytes(np.ascontiguousarray(values).data.cast("B"))
-    return out
