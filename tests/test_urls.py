@@ -60,6 +60,12 @@ def test_three_senses_of_site() -> None:
     assert host_port_of(url) == "news.example.co.uk:8080"
     assert registered_domain_of(url) == "example.co.uk"
     assert registered_domain_of("https://blog.example.com/") == "example.com"
+    assert registered_domain_of("https://a.b.example.com.au/") == "example.com.au"
+    assert registered_domain_of("https://www.city.kawasaki.jp/") == "city.kawasaki.jp"  # a PSL rule
+    assert registered_domain_of("https://alice.github.io/x") == "alice.github.io"  # private suffix
+    assert registered_domain_of("https://x.y.example.org/") == "example.org"  # not co/com-style
+    assert registered_domain_of("http://localhost:8000/") == "localhost"
+    assert registered_domain_of("http://co.uk/") == "co.uk"  # a bare suffix is its own domain
     assert registered_domain_of("http://127.0.0.1:8001/x") == "127.0.0.1"
     assert registered_domain_of("http://[::1]:8001/x") == "::1"
     assert host_port_of("http://[::1]:8001/x") == "[::1]:8001"

@@ -4,8 +4,8 @@ A "site" has three senses here, each with its own name:
 
 * ``hostname_of``: the host name alone (what Scrapy's ``allowed_domains`` takes);
 * ``host_port_of``: host and port, the site a crawl stays on and a template memory is kept for;
-* ``registered_domain_of``: the domain a name was registered under (``news.example.co.uk`` ->
-  ``example.co.uk``), the site of the near-duplicate relations.
+* ``registered_domain_of``: the domain a name was registered under by the Public Suffix List
+  (``news.example.co.uk`` -> ``example.co.uk``), the site of the near-duplicate relations.
 
 All three are lower-cased and drop a leading ``www.``; a URL without a host, or one that cannot
 be split (an unclosed IPv6 bracket, a port out of range), has the site ``""``.
@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from functools import cache
 from typing import NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
+from publicsuffixlist import PublicSuffixList
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
-# Second-level labels under which country domains register names (example.co.uk, example.ac.jp).
-_SECOND_LEVEL_LABELS = frozenset(
-    {"ac", "co", "com", "ed", "edu", "go", "gob", "gov", "gr", "lg", "ne", "net", "or", "org"}
-)
 # An archived capture (<archive host>/web/<timestamp><flags>/<original url>, the Wayback Machine's
 # replay path on web.archive.org, web-beta.archive.org or an archive page's own host when a relative
 # link was resolved against it) stands for the original URL, so pages captured in different years
@@ -115,19 +114,20 @@ def same_host_port(url: str, other: str) -> bool:
 
 
 def registered_domain_of(url: str | None) -> str:
-    """Approximate the registered domain: the last two host labels (three under co.uk etc.).
+    """The registered domain of a URL's host by the Public Suffix List (``publicsuffixlist``).
 
-    An IP address is its own domain.
+    Private suffixes count (``alice.github.io`` and ``bob.github.io`` are two sites); an IP
+    address, a bare public suffix or a single-label name (``localhost``) is its own domain.
     """
     host = hostname_of(url)
     try:
         ipaddress.ip_address(host)
     except ValueError:
-        labels = host.split(".")
-        keep = (
-            3
-            if len(labels) >= 3 and len(labels[-1]) == 2 and labels[-2] in _SECOND_LEVEL_LABELS
-            else 2
-        )
-        return ".".join(labels[-keep:])
+        return (_public_suffixes().privatesuffix(host) or host) if host else ""
     return host
+
+
+@cache
+def _public_suffixes() -> PublicSuffixList:
+    """The list bundled with the package, loaded once per process (about 0.1 s)."""
+    return PublicSuffixList()
