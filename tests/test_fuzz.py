@@ -7,7 +7,7 @@ import math
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from websim_crawler.core.clustering import DocumentCollector
@@ -126,6 +126,8 @@ def test_jsonl_reader_yields_objects_and_counts_the_rest(
         ),
     )
 )
+@example(data={"min_pages": math.inf})  # int(inf) raises OverflowError
+@example(data={"documents": [], "skipped": {}, "pages": -math.inf})
 def test_saved_state_readers_raise_no_other_exception_than_input_format_errors(
     data: object,
 ) -> None:

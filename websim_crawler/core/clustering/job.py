@@ -147,7 +147,7 @@ class DocumentCollector:
             ]
             skipped = {str(reason): int(count) for reason, count in data["skipped"].items()}
             pages = int(data["pages"])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise InputFormatError(f"not a saved clustering buffer: {exc}") from exc
         self.documents = documents
         self._seen_urls = {document.url for document in documents}

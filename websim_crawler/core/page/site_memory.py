@@ -90,7 +90,7 @@ class SiteTemplateMemory:
             memory = cls(int(data["min_pages"]), int(data["max_sites"]), int(data["max_chunks"]))
             for site, pairs in data["sites"].items():
                 memory._sites[str(site)] = OrderedDict((str(fp), int(n)) for fp, n in pairs)
-        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise InputFormatError(f"not a saved site template memory: {exc}") from exc
         return memory
 
