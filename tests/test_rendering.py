@@ -301,7 +301,7 @@ def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
         internal.stop()
     assert internal.connections == 0
     stored = {"/" + item["url"].split("/", 3)[3] for item in items}
-    assert stored == {"/", *STORED}
+    assert stored == {"/", *STORED}, stats
     for path, stat in DROPPED.items():
         assert stats.get(stat, 0) >= 1, (path, stat, stats)
     assert stats["websim/pages/failed/offsite_navigation"] == 4
