@@ -19,18 +19,14 @@ from __future__ import annotations
 import concurrent.futures
 import dataclasses
 import logging
-import multiprocessing
 import os
 import resource
 import signal
 import threading
 from collections import deque
 from collections.abc import Iterable, Iterator
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
-from typing import Any
-
-from pebble import ProcessExpired, ProcessPool
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.core.page import (
     AnalysisParams,
@@ -43,6 +39,9 @@ from websim_crawler.core.page import (
 from websim_crawler.core.params import setting, validate
 from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
+
+if TYPE_CHECKING:
+    from pebble import ProcessPool
 
 logger = logging.getLogger(__name__)
 
@@ -180,6 +179,23 @@ def _cap_address_space(extra_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+def _worker_failure(exc: BaseException) -> PageOutcome | None:
+    """Return the outcome of a page whose worker died, or ``None`` for another exception."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from pebble import ProcessExpired
+
+    if isinstance(exc, ProcessExpired):
+        return PageOutcome(
+            failed="worker_crash",
+            message=f"the worker analysing the page died (exit code {exc.exitcode}); "
+            "it was replaced",
+        )
+    if isinstance(exc, BrokenProcessPool):  # workers died before they could take the page
+        return PageOutcome(failed="worker_crash", message=f"the workers died: {exc}")
+    return None
+
+
 class AnalysisPool:
     """Analyse pages in ``workers`` processes (0: in the caller's process, one at a time).
 
@@ -204,6 +220,10 @@ class AnalysisPool:
 
     def _process_pool(self) -> ProcessPool:
         if self._pool is None:  # started on the first page: a crawl without pages forks nothing
+            import multiprocessing  # neither is imported by a command that never forks
+
+            from pebble import ProcessPool
+
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload(_PRELOAD)
             self._pool = ProcessPool(
@@ -282,19 +302,14 @@ class AnalysisPool:
                 message=f"the analysis took over {self.pool_params.timeout:g} s "
                 "(WEBSIM_ANALYSIS_TIMEOUT); its worker was replaced",
             )
-        except ProcessExpired as exc:
-            return PageOutcome(
-                failed="worker_crash",
-                message=f"the worker analysing the page died (exit code {exc.exitcode}); "
-                "it was replaced",
-            )
-        except BrokenProcessPool as exc:  # workers died before they could take the page
-            return PageOutcome(failed="worker_crash", message=f"the workers died: {exc}")
         except MemoryError:  # the result itself was too large to send back
             return PageOutcome(dropped="too_large", message="the page's result is too large")
         except concurrent.futures.CancelledError:
             return PageOutcome(failed="cancelled", message="the analysis pool was stopped")
         except Exception as exc:
+            failure = _worker_failure(exc)
+            if failure is not None:
+                return failure
             logger.error("the analysis of a page failed", exc_info=exc)
             return PageOutcome(failed="analysis_error", message=f"{type(exc).__name__}: {exc}")
 

@@ -12,8 +12,6 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
-from tqdm import tqdm
-
 from websim_crawler.config import (
     COMMAND_FLAGS,
     CommandFlag,
@@ -67,9 +65,13 @@ def add_progress_option(parser: argparse.ArgumentParser) -> None:
 
 
 def progress(iterable: Iterable[T], args: argparse.Namespace, **options: Any) -> Iterable[T]:
-    """Wrap ``iterable`` in a tqdm bar drawn as ``--progress`` says."""
-    shown = getattr(args, "progress", None)
-    return tqdm(iterable, disable=None if shown is None else not shown, file=sys.stderr, **options)
+    """Wrap ``iterable`` in a tqdm bar drawn as ``--progress`` says (tqdm is imported only then)."""
+    disabled = progress_disabled(args)
+    if disabled or (disabled is None and not sys.stderr.isatty()):
+        return iterable
+    from tqdm import tqdm
+
+    return tqdm(iterable, file=sys.stderr, **options)
 
 
 def progress_disabled(args: argparse.Namespace) -> bool | None:

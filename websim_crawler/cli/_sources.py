@@ -14,8 +14,6 @@ import codecs
 import gzip
 import io
 import os
-import urllib.error
-import urllib.request
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,15 +108,7 @@ def read_page(location: str, config: WebsimConfig) -> PageSource:
     """
     limit = config.analysis.max_page_bytes
     if is_url(location):
-        request = urllib.request.Request(location, headers={"User-Agent": "websim-crawler"})
-        try:
-            with urllib.request.urlopen(request, timeout=config.inputs.fetch_timeout) as response:
-                body = _bounded_read(location, response, limit)
-                return PageSource(
-                    location, body, response.headers.get("Content-Type"), response.geturl()
-                )
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise PageError("unreachable", f"cannot fetch {location}: {exc}") from exc
+        return _fetch(location, config.inputs.fetch_timeout, limit)
     try:
         with open(location, "rb") as handle:
             body = _bounded_read(location, handle, limit)
@@ -126,6 +116,19 @@ def read_page(location: str, config: WebsimConfig) -> PageSource:
         message = getattr(exc, "strerror", None) or exc
         raise PageError("unreadable", f"cannot read {location}: {message}") from exc
     return PageSource(location, body, None, location_url(location))
+
+
+def _fetch(url: str, timeout: float, limit: int) -> PageSource:
+    """Fetch a page over http(s); ``urllib.request`` is imported only for URLs (start-up)."""
+    import urllib.request
+
+    request = urllib.request.Request(url, headers={"User-Agent": "websim-crawler"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = _bounded_read(url, response, limit)
+            return PageSource(url, body, response.headers.get("Content-Type"), response.geturl())
+    except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors
+        raise PageError("unreachable", f"cannot fetch {url}: {exc}") from exc
 
 
 def _bounded_read(location: str, stream: BinaryIO, limit: int) -> bytes:
