@@ -540,15 +540,15 @@ def test_extract_analyses_a_single_page_in_its_own_process_unless_workers_are_se
     flags: list[str],
     expected_workers: int,
 ) -> None:
-    """A fork server and a worker cost more than one page; asked-for workers are still used."""
+    """Starting a worker costs more than one page; asked-for workers are still used."""
     import websim_crawler.cli.extract as extract_command
 
     created: list[int] = []
     real_pool = extract_command.AnalysisPool
 
-    def recording_pool(params: Any, pool_params: Any, chunk_detail: str) -> Any:
+    def recording_pool(params: Any, pool_params: Any, chunk_detail: str, **options: Any) -> Any:
         created.append(pool_params.workers)
-        return real_pool(params, replace(pool_params, workers=0), chunk_detail)
+        return real_pool(params, replace(pool_params, workers=0), chunk_detail, **options)
 
     monkeypatch.setattr(extract_command, "AnalysisPool", recording_pool)
     sources = []

@@ -134,6 +134,28 @@ def test_results_do_not_depend_on_the_workers_or_the_order(pool: AnalysisPool) -
     assert sum(outcome.record is not None for outcome in got.values()) >= 10
 
 
+def test_workers_forked_from_the_caller_keep_the_budgets_and_the_results() -> None:
+    """``websim extract`` forks its workers from itself: same budgets, same records."""
+    forked = AnalysisPool(
+        AnalysisParams(),
+        PoolParams(workers=2, timeout=3.0, worker_memory_mb=150),
+        "full",
+        fork_from_caller=True,
+    )
+    try:
+        slow = forked.submit(many_divs(150_000), "http://slow.test/")
+        pages = [(f"http://site{n}.test/", p.read_bytes()) for n, p in enumerate(ORDINARY_PAGES)]
+        futures = {url: forked.submit(html, url) for url, html in pages}
+        in_process = pool_of(0)
+        for url, html in pages:
+            assert futures[url].result(timeout=120) == in_process.submit(html, url).result(), url
+        assert slow.result(timeout=120).dropped in {"analysis_timeout", "too_large"}
+        after = forked.submit((TESTS / "pages_site" / "rivers.html").read_bytes(), None)
+        assert after.result(timeout=120).record is not None  # the replaced worker goes on
+    finally:
+        forked.close()
+
+
 def test_template_memory_is_kept_across_workers() -> None:
     """Pages sent one after the other see the site's chunks recorded from the earlier ones."""
     banner = "<div>Welcome to the volcano observatory online shop and museum.</div>"

@@ -199,6 +199,11 @@ def _worker_failure(exc: BaseException) -> PageOutcome | None:
 class AnalysisPool:
     """Analyse pages in ``workers`` processes (0: in the caller's process, one at a time).
 
+    Workers come from a fork server by default: a crawl's process runs threads (the reactor's
+    pool, DNS), and forking a process with threads can copy a lock held by one of them.
+    ``fork_from_caller`` forks them from the caller instead, for a caller with no threads of
+    its own (``websim extract``): no server to start, nothing imported twice.
+
     The pool owns the per-site template memory (``site_memory``) when the template filter is
     on; a lock guards it against the threads that deliver the workers' results.
     """
@@ -209,8 +214,11 @@ class AnalysisPool:
         pool_params: PoolParams,
         chunk_detail: str,
         site_memory: SiteTemplateMemory | None = None,
+        *,
+        fork_from_caller: bool = False,
     ):
         self.params = params
+        self.fork_from_caller = fork_from_caller
         self.pool_params = pool_params
         self.chunk_detail = chunk_detail
         self.workers = pool_params.worker_count()
@@ -224,8 +232,11 @@ class AnalysisPool:
 
             from pebble import ProcessPool
 
-            context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload(_PRELOAD)
+            if self.fork_from_caller:
+                context = multiprocessing.get_context("fork")
+            else:
+                context = multiprocessing.get_context("forkserver")
+                context.set_forkserver_preload(_PRELOAD)
             self._pool = ProcessPool(
                 max_workers=self.workers,
                 initializer=_start_worker,

@@ -49,11 +49,14 @@ def run(args: argparse.Namespace) -> int:
     found = page_locations(args.sources, config.inputs)
     pages = found.locations
     if len(pages) == 1 and config.pool.workers is None:
-        workers = 0  # a fork server and a worker cost more than one page: about 0.35 s of CPU
+        workers = 0  # starting a worker (fork, warm-up page) costs more than analysing one page
     else:
         workers = min(config.pool.worker_count(), len(pages))  # no idle workers for a few pages
     pool = AnalysisPool(
-        config.analysis, replace(config.pool, workers=workers), config.items.chunk_detail
+        config.analysis,
+        replace(config.pool, workers=workers),
+        config.items.chunk_detail,
+        fork_from_caller=True,  # this command starts no thread before its pool
     )
     failures: Counter[str] = Counter()
     read: list[str] = []
