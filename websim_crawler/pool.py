@@ -232,10 +232,8 @@ class AnalysisPool:
 
             from pebble import ProcessPool
 
-            if self.fork_from_caller:
-                context = multiprocessing.get_context("fork")
-            else:
-                context = multiprocessing.get_context("forkserver")
+            context = multiprocessing.get_context("fork" if self.fork_from_caller else "forkserver")
+            if not self.fork_from_caller:
                 context.set_forkserver_preload(_PRELOAD)
             self._pool = ProcessPool(
                 max_workers=self.workers,
