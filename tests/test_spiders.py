@@ -9,6 +9,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 import scrapy
+from conftest import analysed
 from scrapy.exceptions import CloseSpider
 from scrapy.http import HtmlResponse, Request, TextResponse
 from scrapy.spidermiddlewares.httperror import HttpError
@@ -23,10 +24,16 @@ from websim_crawler.spiders.site import SiteSpider
 SITE = Path(__file__).resolve().parent / "site"
 ROOT = "http://127.0.0.1:8000/"
 SpiderT = TypeVar("SpiderT", DeepWebSpider, SiteSpider)
+ANALYSIS_PIPELINE = {
+    "ITEM_PIPELINES": {"websim_crawler.pipelines.PageAnalysisPipeline": 300},
+    "WEBSIM_ANALYSIS_WORKERS": 0,
+}
 
 
-def make_spider(spider_class: type[SpiderT], **arguments: Any) -> SpiderT:
-    crawler = get_crawler(spider_class)
+def make_spider(
+    spider_class: type[SpiderT], settings: dict[str, Any] | None = None, **arguments: Any
+) -> SpiderT:
+    crawler = get_crawler(spider_class, settings_dict=settings)
     return spider_class.from_crawler(crawler, **arguments)
 
 
@@ -248,14 +255,39 @@ def test_record_page_item_keeps_query_and_result_page() -> None:
     assert spider.crawler.stats.get_value("websim/pages/record") == 1
 
 
-def test_non_html_response_is_counted_not_itemised() -> None:
-    spider = make_spider(DeepWebSpider, start_url=ROOT, queries="tea")
+@pytest.mark.parametrize("analysed", [False, True])
+def test_non_html_response_is_counted_not_itemised(analysed: bool) -> None:
+    spider = make_spider(
+        DeepWebSpider, ANALYSIS_PIPELINE if analysed else None, start_url=ROOT, queries="tea"
+    )
+    assert spider.analysed_downstream is analysed
     url = ROOT + "records/r1.txt"
+    meta = {"websim_query": "tea", "websim_page": 1}
     response = TextResponse(
-        url=url, body=b"plain", encoding="utf-8", request=Request(url, meta={"websim_page": 1})
+        url=url, body=b"plain", encoding="utf-8", request=Request(url, meta=meta)
     )
     assert list(spider.parse_record(response)) == []
     assert spider.crawler.stats.get_value("websim/pages/skipped/not_html") == 1
+
+
+def test_a_record_is_parsed_once_by_the_analysis_when_it_runs() -> None:
+    """With the analysis pipeline on, a record's title and links come from its analysis."""
+    from websim_crawler.pipelines.analysis import PageAnalysisPipeline
+
+    spider = make_spider(DeepWebSpider, ANALYSIS_PIPELINE, start_url=ROOT, queries="tea")
+    response = response_for("records/r4.html", websim_query="tea", websim_page=2)
+    (item,) = spider.parse_record(response)
+    assert "title" not in item and "links" not in item  # not parsed in the crawl's process
+    assert item["html"] == response.text
+    pipeline = PageAnalysisPipeline.from_crawler(spider.crawler)
+    analysed_record = analysed(pipeline, item)
+    parsed = make_spider(DeepWebSpider, start_url=ROOT, queries="tea")
+    (expected,) = parsed.parse_record(response)
+    assert (analysed_record["title"], analysed_record["links"]) == (
+        expected["title"],
+        expected["links"],
+    )
+    assert analysed_record["links"] == [ROOT + "index.html", ROOT + "about.html"]
 
 
 def test_http_errors_are_counted_by_status() -> None:

@@ -40,6 +40,10 @@ class WebsimSpider(scrapy.Spider):
     render_params: RenderParams = RenderParams()
     distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
+    # True when the page analysis pipeline runs: it parses every page (in a worker process) and
+    # fills an item's title and links, so a page whose links the spider does not follow (a
+    # deepweb record) is not parsed in the crawl's process as well.
+    analysed_downstream = False
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -56,6 +60,7 @@ class WebsimSpider(scrapy.Spider):
         spider.render_params = config.render
         spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
+        spider.analysed_downstream = _runs_page_analysis(crawler)
         spider.configure()
         if spider.render:
             enable_rendering(crawler, spider.name, spider.render_params)
@@ -111,6 +116,24 @@ class WebsimSpider(scrapy.Spider):
         logger.info("skipped %s: not an HTML page (%s)", response.url, type(response).__name__)
         return None
 
+    def unparsed_page_item(
+        self, response: Response, *, kind: str, query: str | None, page: int | None
+    ) -> PageItem | None:
+        """Build the item of a page whose links are not followed, or ``None`` (counted).
+
+        With the analysis pipeline on, the page is not parsed here: the analysis fills its
+        title and links. Without it, the page is parsed as any other.
+        """
+        if not self.analysed_downstream:
+            root = self.html_root(response)
+            if root is None:
+                return None
+            return self.page_item(response, root, kind=kind, query=query, page=page)
+        if not isinstance(response, HtmlResponse):
+            self.html_root(response)  # counts and logs the page that is not HTML
+            return None
+        return self.page_item(response, None, kind=kind, query=query, page=page)
+
     def page_item(
         self,
         response: Response,
@@ -121,7 +144,8 @@ class WebsimSpider(scrapy.Spider):
         page: int | None,
         links: list[str] | None = None,
     ) -> PageItem:
-        """Build the ``PageItem`` of a fetched HTML page."""
+        """Build the ``PageItem`` of a fetched HTML page (``root`` ``None``: not parsed, title and
+        links are left to the page analysis)."""
         assert isinstance(response, HtmlResponse)
         item = PageItem(
             url=response.url,
@@ -129,10 +153,11 @@ class WebsimSpider(scrapy.Spider):
             page=page,
             kind=kind,
             status=response.status,
-            title=page_title(root),
             html=response.text,
-            links=links if links is not None else outgoing_links(root, response.url),
         )
+        if root is not None:
+            item["title"] = page_title(root)
+            item["links"] = links if links is not None else outgoing_links(root, response.url)
         confidence = response.meta.get(CONFIDENCE_META)
         if confidence is not None:
             item["encoding_confidence"] = confidence
@@ -156,3 +181,20 @@ class WebsimSpider(scrapy.Spider):
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""
         self.crawler.stats.inc_value(key)
+
+
+def _runs_page_analysis(crawler: Crawler) -> bool:
+    """Tell whether the crawl's item pipelines include the page analysis."""
+    from scrapy.utils.conf import build_component_list
+    from scrapy.utils.misc import load_object
+
+    from websim_crawler.pipelines.analysis import PageAnalysisPipeline
+
+    for component in build_component_list(crawler.settings.getwithbase("ITEM_PIPELINES")):
+        try:
+            loaded = load_object(component) if isinstance(component, str) else component
+        except (ImportError, NameError, ValueError):  # Scrapy reports it when it builds them
+            continue
+        if isinstance(loaded, type) and issubclass(loaded, PageAnalysisPipeline):
+            return True
+    return False

@@ -11,17 +11,19 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import AsyncIterator, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.http import Response
 
 from websim_crawler.config import WebsimConfig, websim_config
-from websim_crawler.core.similarity.compare import MODES, PageFeatures, compare_pages
-from websim_crawler.core.similarity.compare import features_from_item as features_of
+from websim_crawler.core.similarity.params import MODES
 from websim_crawler.errors import ConfigError
 from websim_crawler.spiders._args import parse_http_url
 from websim_crawler.spiders._pages import WebsimSpider
+
+if TYPE_CHECKING:
+    from websim_crawler.core.similarity.compare import PageFeatures
 
 logger = logging.getLogger(__name__)
 
@@ -65,11 +67,15 @@ class CompareSpider(WebsimSpider):
 
     def parse_page(self, response: Response) -> Iterator[Any]:
         """Keep one page's features; when both are in, yield the comparison report."""
+        # Imported here: Scrapy imports every spider module for any crawl, and the similarity
+        # stages (POT, SciPy) take longer to import than the deepweb crawl of a small site.
+        from websim_crawler.core.similarity.compare import compare_pages, features_from_item
+
         root = self.html_root(response)
         if root is None:
             return
         item = self.page_item(response, root, kind="page", query=None, page=None)
-        self.features[response.meta["websim_slot"]] = features_of(
+        self.features[response.meta["websim_slot"]] = features_from_item(
             dict(item), self.config.similarity
         )
         if len(self.features) < 2:

@@ -290,17 +290,15 @@ class DeepWebSpider(WebsimSpider):
         )
 
     def parse_record(self, response: Response) -> Iterator[Any]:
-        """Yield a record page reached from a result page."""
-        root = self.html_root(response)
-        if root is None:
-            return
-        yield self.page_item(
+        """Yield a record page reached from a result page (its links are not followed)."""
+        item = self.unparsed_page_item(
             response,
-            root,
             kind="record",
             query=response.meta["websim_query"],
             page=response.meta["websim_page"],
         )
+        if item is not None:
+            yield item
 
     def start_failed(self, failure: Failure) -> None:
         """Errback of the start page: nothing can be searched without it."""

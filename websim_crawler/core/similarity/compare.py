@@ -22,7 +22,7 @@ from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
-from websim_crawler.core.similarity.params import STAGES, SimilarityParams
+from websim_crawler.core.similarity.params import MODES, STAGES, SimilarityParams
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
     similarity,
@@ -38,8 +38,6 @@ from websim_crawler.core.urls import page_key
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
 logger = logging.getLogger(__name__)
-
-MODES = ("cascade", "full", "combined")
 
 
 @dataclass

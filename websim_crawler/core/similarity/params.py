@@ -9,6 +9,7 @@ from websim_crawler.errors import ConfigError
 
 LAYOUT_MEASURES = ("template", "tag", "indel", "pq_gram", "difflib", "joint")
 STAGES = ("layout", "text", "links", "visual")
+MODES = ("cascade", "full", "combined")  # how compare_pages runs the stages
 
 
 @dataclass(frozen=True)
