@@ -148,3 +148,28 @@ def test_seed_parser_raises_no_other_exception_than_input_format_errors(raw: byt
     except InputFormatError:
         return
     assert isinstance(seed, dict)
+
+
+@FUZZ
+@given(
+    pages=st.lists(
+        st.tuples(st.sampled_from("abcd"), st.sets(st.sampled_from("pqrstuvwxyz"), max_size=6)),
+        max_size=40,
+    ),
+    min_pages=st.integers(1, 4),
+    restore_at=st.integers(0, 40),
+)
+def test_template_of_is_the_fingerprints_seen_on_min_pages_of_the_site(
+    pages: list[tuple[str, set[str]]], min_pages: int, restore_at: int
+) -> None:
+    """The kept-up-to-date template sets equal a scan of the LRU-bounded counts."""
+    memory = SiteTemplateMemory(min_pages=min_pages, max_sites=3, max_chunks=5)
+    for number, (site, fingerprints) in enumerate(pages):
+        if number == restore_at:
+            memory = SiteTemplateMemory.from_dict(json.loads(json.dumps(memory.to_dict())))
+        memory.record(site, fingerprints)
+    for site in "abcd":
+        counts = dict(
+            next((pairs for s, pairs in memory.to_dict()["sites"].items() if s == site), [])
+        )
+        assert memory.template_of(site) == {fp for fp, n in counts.items() if n >= min_pages}

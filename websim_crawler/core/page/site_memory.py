@@ -37,6 +37,9 @@ class SiteTemplateMemory:
         self.max_sites = max_sites
         self.max_chunks = max_chunks
         self._sites: OrderedDict[str, OrderedDict[str, int]] = OrderedDict()
+        # Per site, the fingerprints counted on ``min_pages`` pages or more, kept up to date by
+        # ``_record`` so that ``template_of`` does not scan every fingerprint of the site.
+        self._templates: dict[str, set[str]] = {}
 
     def template_fingerprints(self, site: str, fingerprints: Iterable[str]) -> set[str]:
         """Return which of the page's fingerprints are template, then record the page."""
@@ -48,10 +51,7 @@ class SiteTemplateMemory:
 
     def template_of(self, site: str) -> frozenset[str]:
         """Return the site's fingerprints that are template now (for a page sent elsewhere)."""
-        counts = self._sites.get(site)
-        if not counts:
-            return frozenset()
-        return frozenset(fp for fp, seen in counts.items() if seen >= self.min_pages)
+        return frozenset(self._templates.get(site, ()))
 
     def record(self, site: str, fingerprints: Iterable[str]) -> None:
         """Record a page of the site analysed elsewhere (see ``TemplateSnapshot``)."""
@@ -61,15 +61,20 @@ class SiteTemplateMemory:
         counts = self._sites.get(site)
         if counts is None:
             counts = self._sites[site] = OrderedDict()
+            self._templates[site] = set()
             while len(self._sites) > self.max_sites:
-                self._sites.popitem(last=False)
+                evicted, _counts = self._sites.popitem(last=False)
+                del self._templates[evicted]
         else:
             self._sites.move_to_end(site)
+        template = self._templates[site]
         for fingerprint in fingerprints:
-            counts[fingerprint] = counts.get(fingerprint, 0) + 1
+            seen = counts[fingerprint] = counts.get(fingerprint, 0) + 1
             counts.move_to_end(fingerprint)
+            if seen >= self.min_pages:
+                template.add(fingerprint)
         while len(counts) > self.max_chunks:
-            counts.popitem(last=False)
+            template.discard(counts.popitem(last=False)[0])
 
     def __len__(self) -> int:
         return sum(len(counts) for counts in self._sites.values())
@@ -89,7 +94,11 @@ class SiteTemplateMemory:
         try:
             memory = cls(int(data["min_pages"]), int(data["max_sites"]), int(data["max_chunks"]))
             for site, pairs in data["sites"].items():
-                memory._sites[str(site)] = OrderedDict((str(fp), int(n)) for fp, n in pairs)
+                counts = OrderedDict((str(fp), int(n)) for fp, n in pairs)
+                memory._sites[str(site)] = counts
+                memory._templates[str(site)] = {
+                    fp for fp, seen in counts.items() if seen >= memory.min_pages
+                }
         except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as exc:
             raise InputFormatError(f"not a saved site template memory: {exc}") from exc
         return memory
