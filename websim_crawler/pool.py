@@ -243,6 +243,12 @@ class AnalysisPool:
             )
         return self._pool
 
+    def start(self) -> None:
+        """Start the worker processes now rather than on the first page (blocks while they
+        start: call it from a thread)."""
+        if self.workers:
+            self._process_pool().schedule(os.getpid)  # any task starts pebble's pool
+
     def submit(
         self,
         html: str | bytes,

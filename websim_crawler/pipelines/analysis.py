@@ -45,10 +45,20 @@ class PageAnalysisPipeline:
         self._slots = DeferredSemaphore(config.pool.max_pending)
         self._waiting = 0  # pages handed to the pool or waiting for a slot
         self._drained: list[Deferred[None]] = []  # fired when the last of them is done
+        self._starting: Deferred[None] | None = None  # the workers starting, in a thread
+
+    async def open_spider(self) -> None:
+        """Start the workers in a thread while the crawl fetches its first pages (a fork server
+        and its imports take a few tenths of a second that would otherwise stall the reactor
+        on the first page)."""
+        if self.pool.workers:
+            self._starting = deferToThread(self.pool.start)
 
     async def close_spider(self) -> None:
         """Wait for every page handed to the pool, stop the workers, save the template memory
         (JOBDIR)."""
+        if self._starting is not None:
+            await maybe_deferred_to_future(self._starting)
         if self._waiting:
             drained: Deferred[None] = Deferred()
             self._drained.append(drained)
@@ -79,6 +89,8 @@ class PageAnalysisPipeline:
             self._waiting += 1
             try:
                 await maybe_deferred_to_future(self._slots.acquire())
+                if self._starting is not None:
+                    await maybe_deferred_to_future(self._starting)
                 try:
                     outcome = await self._analysed(html, url)
                 finally:
