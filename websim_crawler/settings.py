@@ -24,6 +24,9 @@ AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 2.0
 CONCURRENT_REQUESTS_PER_DOMAIN = 4
+# Items handled at a time per response (Scrapy's default, 100, starts 100 asyncio tasks for
+# every response, and a websim response yields one page item and its requests).
+CONCURRENT_ITEMS = 16
 DOWNLOAD_TIMEOUT = 30
 DOWNLOAD_MAXSIZE = 16 * 1024 * 1024  # larger responses are cancelled (Scrapy's default: 1 GiB)
 DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
