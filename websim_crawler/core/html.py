@@ -19,6 +19,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import PageError
 
 # Elements whose content is never visible text (a noscript may be: see ``remove_invisible``).
@@ -106,6 +107,16 @@ _TITLE_XPATHS = tuple(
     )
 )
 _LANGUAGE_META_XPATH = lxml.etree.XPath("//meta[@http-equiv and @content]")
+# Where a saved page states its own URL: canonical link, Open Graph URL, base element.
+_STATED_URL_XPATHS = tuple(
+    lxml.etree.XPath(path)
+    for path in (
+        "/descendant::link[@href][contains(concat(' ', normalize-space(translate(@rel, "
+        "'CANONICAL', 'canonical')), ' '), ' canonical ')]/@href",
+        "/descendant::meta[@property='og:url'][@content]/@content",
+        "/descendant::base[@href]/@href",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -411,6 +422,17 @@ def page_title(root: lxml.etree._Element) -> str:
             if title:
                 return title
     return ""
+
+
+def stated_url(root: lxml.etree._Element) -> str | None:
+    """Return the absolute http(s) URL a page states for itself (``<link rel=canonical>``,
+    ``og:url``, ``<base href>``, in this order), or ``None``: a saved page's own address."""
+    for xpath in _STATED_URL_XPATHS:
+        for value in xpath(root):
+            candidate = str(value).strip()
+            if is_http_url(candidate):
+                return candidate
+    return None
 
 
 def declared_language(root: lxml.etree._Element) -> str | None:
