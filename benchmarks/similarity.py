@@ -68,7 +68,7 @@ from websim_crawler.core.similarity import (
     template_comparison,
 )
 from websim_crawler.core.similarity.combine import StageCombiner, save_stage_weights
-from websim_crawler.core.similarity.compare import layout_score
+from websim_crawler.core.similarity.compare import layout_score, page_features
 from websim_crawler.core.similarity.documents import clear_parsed_text_cache
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
@@ -733,6 +733,49 @@ def similar_speed(cache_dir: Path, seed: int) -> None:
         )
 
 
+def saved_file_verdicts(pages: Sequence[Page], per_site_year: int, seed: int) -> None:
+    """Score ``websim compare``'s default verdict on big9 pages given as saved files.
+
+    ``per_site_year`` pages of each site and year (seeded), every pair of them; each page is
+    compared as a crawl knows it (its site URL), as a saved file (a ``file:`` URL: the page's
+    own URL is what it states, if anything) and as a saved file whose URL the user gives.
+    """
+    rng = random.Random(seed)
+    groups: dict[tuple[str, int], list[Page]] = {}
+    for page in pages:
+        groups.setdefault((page.site, page.year), []).append(page)
+    chosen = [
+        page
+        for key in sorted(groups)
+        for page in rng.sample(groups[key], min(per_site_year, len(groups[key])))
+    ]
+    labels = np.array(
+        [chosen[i].site == chosen[j].site for i in range(len(chosen)) for j in range(i)],
+        dtype=bool,
+    )
+    print(
+        f"\n## Default verdict on saved files: {len(chosen)} big9 pages, {int(labels.sum())} "
+        f"same-site and {int((~labels).sum())} different-site pairs (compare_pages defaults, "
+        "as websim compare A B)\n"
+    )
+    print("| pages given as | P | R | F1 | pairs judged by links |")
+    print("|---|---:|---:|---:|---:|")
+    bodies = [page.path.read_bytes() for page in chosen]
+    for name, urls in (
+        ("site URLs (a crawl)", [page_url(page) for page in chosen]),
+        ("saved files (file: URLs)", [page.path.resolve().as_uri() for page in chosen]),
+    ):
+        features = [page_features(body, url=url) for body, url in zip(bodies, urls, strict=True)]
+        verdicts, by_links = [], 0
+        for i in range(len(chosen)):
+            for j in range(i):
+                report = compare_pages(features[i], features[j])
+                verdicts.append(report.verdict == "similar")
+                by_links += report.combined_score is not None
+        precision, recall, f1 = precision_recall_f1(np.array(verdicts, dtype=bool), labels)
+        print(f"| {name} | {precision:.3f} | {recall:.3f} | {f1:.3f} | {by_links} |")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=1500, help="pairs of each label")
@@ -762,6 +805,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_false",
         help="score the rendered subset's pairs within a year instead of across years",
     )
+    parser.add_argument(
+        "--saved-files",
+        type=int,
+        metavar="N",
+        help="only score the default verdict on N pages per site and year given as saved files",
+    )
     args = parser.parse_args(argv)
     if not BIG9.is_dir():
         print(f"big9 not found at {BIG9}")
@@ -769,6 +818,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     args.peer_venv = args.peer_venv or args.cache_dir / "html-similarity-venv"
     pages = load_big9(args.cache_dir)
+    if args.saved_files:
+        saved_file_verdicts(pages, args.saved_files, args.seed)
+        return 0
     pairs = sample_pairs(pages, args.pairs, args.seed)
     if args.speed_pairs:
         layout_speed(pages, pairs[: args.speed_pairs // 2] + pairs[-args.speed_pairs // 2 :], args)

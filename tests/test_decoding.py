@@ -3,13 +3,23 @@ and a confidence on every decoding (never silent garbage)."""
 
 from __future__ import annotations
 
+import json
+import logging
+from pathlib import Path
+from typing import Any
+
 import pytest
+from conftest import analysed
 from scrapy.http import HtmlResponse, Request
+from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+from websim_crawler.cli import main
 from websim_crawler.core.html import decode_page
+from websim_crawler.core.page import analyse_page
 from websim_crawler.decoding import CONFIDENCE_META, PageDecodingMiddleware
 from websim_crawler.errors import PageError
+from websim_crawler.pipelines import PageAnalysisPipeline
 from websim_crawler.spiders.site import SiteSpider
 
 TEXT = "Grüße aus Köln: the archive keeps notes on bees, bread and volcanoes."
@@ -67,6 +77,28 @@ def test_a_declaration_the_bytes_contradict_is_overruled_by_detection() -> None:
     assert decoded.confidence == "detected"
 
 
+# A UTF-16 <meta> (read as UTF-8) over Latin-1 bytes with a few accented letters: UTF-8 is
+# overruled, and cp775, mac_latin2 and windows-1252 all decode the letters without a flaw.
+LATIN1_UNDER_UTF16_META = (
+    '<html><head><meta charset="utf-16"><title>Menu</title></head><body><p>Un café très bon, à '
+    "côté de la gare.</p><p>Le menu du jour est servi.</p></body></html>"
+).encode("latin-1")
+
+
+def test_a_weak_guess_after_an_overruled_declaration_is_doubtful() -> None:
+    decoded = decode_page(LATIN1_UNDER_UTF16_META)
+    # charset-normalizer's best guess is cp775 ("cafķ trĶs"), a hair cleaner than windows-1252:
+    # within the margin windows-1252 wins, as in browsers, and the guess is flagged as weak.
+    assert "Un café très bon, à côté" in decoded.text
+    assert (decoded.encoding, decoded.confidence) == ("cp1252", "doubtful")
+
+
+def test_a_clear_guess_is_detected() -> None:
+    text = "Größere Häuser für Familien in München und Köln sind teurer geworden. " * 20
+    decoded = decode_page(page(None, text).encode("cp1252"))
+    assert text in decoded.text and (decoded.encoding, decoded.confidence) == ("cp1252", "detected")
+
+
 def test_undecodable_bytes_are_flagged_doubtful() -> None:
     data = b"<html><body><p>" + bytes(range(0x80, 0x100)) * 40 + b"</p></body></html>"
     decoded = decode_page(data, "text/html; charset=utf-8")
@@ -104,3 +136,50 @@ def test_the_middleware_gives_spiders_the_browsers_text_and_counts_confidence() 
     (item,) = [entry for entry in spider.parse_page(fixed) if not isinstance(entry, Request)]
     assert (item["title"], item["encoding_confidence"]) == ("Notes", "declared")
     assert item["html"] == source
+
+
+def test_the_page_record_says_how_its_bytes_were_decoded() -> None:
+    source = page("utf-8", "Volcano notes: lava, ash and gas over the villages of the valley.")
+    record = analyse_page(source.encode("utf-8"), "http://a.org/").to_dict()
+    assert (record["encoding"], record["encoding_confidence"]) == ("utf-8", "declared")
+    assert list(record)[-2:] == ["encoding", "encoding_confidence"]  # fields only added
+    doubtful = analyse_page(LATIN1_UNDER_UTF16_META, "http://a.org/m")
+    assert (doubtful.encoding, doubtful.encoding_confidence) == ("cp1252", "doubtful")
+    assert "café très" in doubtful.main_text
+    given_text = analyse_page(source, "http://a.org/")  # decoded by the caller: not ours to say
+    assert (given_text.encoding, given_text.encoding_confidence) == (None, None)
+    garbled = analyse_page(source.replace("lava", "\ufffd" * 5), "http://a.org/")
+    assert (garbled.encoding, garbled.encoding_confidence) == (None, "doubtful")
+
+
+def test_the_analysis_pipeline_writes_and_counts_a_doubtful_decoding(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    crawler = get_crawler(settings_dict={"WEBSIM_ANALYSIS_WORKERS": 0})
+    pipeline = build_from_crawler(PageAnalysisPipeline, crawler)
+    with caplog.at_level(logging.WARNING):
+        item = analysed(pipeline, {"url": "http://a.org/m", "html": LATIN1_UNDER_UTF16_META})
+    assert item["encoding_confidence"] == "doubtful"
+    assert "http://a.org/m: doubtful decoding (cp1252)" in caplog.text
+    # A spider's own confidence (the middleware's) stands and is not counted twice.
+    spider_said = {"url": "http://a.org/n", "html": page(), "encoding_confidence": "declared"}
+    assert analysed(pipeline, spider_said)["encoding_confidence"] == "declared"
+    clean = analysed(pipeline, {"url": "http://a.org/o", "html": page("utf-8").encode("utf-8")})
+    assert clean["encoding_confidence"] == "declared"
+    assert crawler.stats is not None
+    counted = crawler.stats.get_stats()
+    assert (
+        counted["websim/pages/encoding/doubtful"],
+        counted["websim/pages/encoding/declared"],
+    ) == (
+        1,
+        1,
+    )
+
+
+def test_extract_output_carries_the_decoding(tmp_path: Path, capsys: Any) -> None:
+    saved = tmp_path / "menu.html"
+    saved.write_bytes(LATIN1_UNDER_UTF16_META)
+    assert main(["extract", str(saved)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert (record["encoding"], record["encoding_confidence"]) == ("cp1252", "doubtful")

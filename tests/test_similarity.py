@@ -417,3 +417,15 @@ def test_similar_pairs_with_and_without_blocking() -> None:
     assert len(blocked.pairs) == len(exhaustive.pairs) == 30
     for pair in blocked.pairs:
         assert int(pair["url_1"].rsplit("/", 1)[1]) % 2 == int(pair["url_2"].rsplit("/", 1)[1]) % 2
+
+
+def test_a_saved_page_resolves_its_links_on_the_url_it_states() -> None:
+    body = "<p><a href='/x'>x</a> <a href='https://o.org/y'>y</a></p></body></html>"
+    og = "<html><head><meta property='og:url' content='https://s.org/a'></head><body>"
+    stated = page_features(og + body, url="file:///tmp/a.html")
+    assert stated.links_resolved and stated.links == {"s.org/x", "o.org/y"}
+    relative_base = "<html><head><base href='/sub/'></head><body>"  # not a URL by itself
+    unknown = page_features(relative_base + body, url="file:///tmp/b.html")
+    assert not unknown.links_resolved and unknown.links == {"o.org/y"}
+    given_links = page_features(og + body, url="file:///tmp/a.html", links=["http://t.org/z"])
+    assert given_links.links == {"s.org/x", "o.org/y"}  # resolved again on the stated URL

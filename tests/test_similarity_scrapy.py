@@ -13,6 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -72,6 +73,40 @@ def test_compare_cli_json_on_saved_files(
     assert printed["stages"][0]["verdict"] == "dissimilar"
     assert main(["compare", str(first), str(other), "--mode", "cascade"]) == 1
     assert json.loads(capsys.readouterr().out)["stopped_at"] == "layout"
+
+
+def _saved_article(head: str, absolute: str) -> str:
+    return (
+        f"<html><head>{head}<title>Story</title></head><body><div class='nav'>"
+        "<a href='/news'>News</a> <a href='/sport'>Sport</a> <a href='/weather'>Weather</a>"
+        f"<a href='{absolute}'>Partner</a></div><p>A story of the day.</p></body></html>"
+    )
+
+
+def test_compare_cli_takes_a_saved_files_url_from_the_page_or_the_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    canonical = "<link rel='canonical' href='https://news.example/2017/story'>"
+    first, second = tmp_path / "a.html", tmp_path / "b.html"
+    first.write_text(_saved_article(canonical, "https://partner.example/a"), encoding="utf-8")
+    second.write_text(_saved_article("", "https://partner.example/b"), encoding="utf-8")
+
+    def links_stage(*extra: str) -> dict[str, Any]:
+        main(["compare", str(first), str(second), *extra])
+        report = json.loads(capsys.readouterr().out)
+        return next(stage for stage in report["stages"] if stage["stage"] == "links")
+
+    # B states no URL: its relative links are unknown, so only the links both pages wrote
+    # absolute are compared (not A's three site links against B's none).
+    unresolved = links_stage()
+    assert (unresolved["score"], unresolved["support"]) == (0.0, 2)
+    assert "no http(s) URL known for page B" in unresolved["detail"]
+    # Given B's URL, its relative links resolve and match A's, resolved on A's canonical URL.
+    given = links_stage("--url-b", "https://news.example/2013/other")
+    assert (given["score"], given["support"]) == (3 / 5, 5)
+    assert given["detail"] == "5 links and predecessors"
+    assert main(["compare", str(first), str(second), "--url-a", "news.example/x"]) == 2
+    assert "--url-a must be an http(s) URL" in capsys.readouterr().err
 
 
 def test_compare_cli_html_report_shows_both_screenshots(tmp_path: Path) -> None:

@@ -27,7 +27,8 @@ from websim_crawler.core.similarity.compare import (
     compare_pages,
     page_features,
 )
-from websim_crawler.errors import InputFormatError, PageError
+from websim_crawler.core.urls import is_http_url
+from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
 
 def register(subparsers: Any) -> None:
@@ -45,6 +46,13 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--render", action="store_true", help="render and screenshot both pages")
     parser.add_argument("--screenshot-a", help="PNG screenshot of A")
     parser.add_argument("--screenshot-b", help="PNG screenshot of B")
+    parser.add_argument(
+        "--url-a",
+        metavar="URL",
+        help="http(s) URL of A when A is a saved file: its relative links resolve on it "
+        "(default: the URL the page states, canonical link, og:url or base)",
+    )
+    parser.add_argument("--url-b", metavar="URL", help="http(s) URL of B, as --url-a")
     add_setting_flags(parser, "compare")
     add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
     parser.set_defaults(func=run)
@@ -56,6 +64,15 @@ def read_input(location: str, config: WebsimConfig) -> bytes:
         return read_page(location, config).body
     except PageError as exc:
         raise InputFormatError(str(exc)) from exc
+
+
+def page_url(location: str, given: str | None, flag: str) -> str:
+    """Return the URL a page is compared under: the one given (http(s) only), else its own."""
+    if given is None:
+        return location_url(location)
+    if not is_http_url(given):
+        raise ConfigError(f"{flag} must be an http(s) URL, got {given!r}")
+    return given
 
 
 def render_pages(
@@ -115,6 +132,12 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output)
     params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     locations = [args.page_a, args.page_b]
+    urls = [
+        page_url(location, given, flag)
+        for location, given, flag in zip(
+            locations, (args.url_a, args.url_b), ("--url-a", "--url-b"), strict=True
+        )
+    ]
     if args.render:
         rendered, counters = render_pages(locations, config)
         for key, value in sorted(counters.items()):
@@ -130,12 +153,12 @@ def run(args: argparse.Namespace) -> int:
     features = [
         page_features(
             page,
-            url=location_url(location),
+            url=url,
             screenshot=png,
             params=params,
             analysis_params=config.analysis,
         )
-        for page, location, png in zip(pages, locations, screenshots, strict=True)
+        for page, url, png in zip(pages, urls, screenshots, strict=True)
     ]
     for location, feature in zip(locations, features, strict=True):
         for problem in feature.problems:

@@ -19,6 +19,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import PageError
 
 # Elements whose content is never visible text (a noscript may be: see ``remove_invisible``).
@@ -57,6 +58,9 @@ _MIN_WIDE_NUL_SHARE = 0.3
 _MAX_WIDE_LOW_NUL_SHARE = 0.05
 # charset-normalizer's own threshold: a guess messier than this is doubtful.
 _MAX_DETECTION_CHAOS = 0.2
+# A guess is weak when a decoding that reads otherwise is within this much chaos of it: on a
+# few accented letters cp775, mac_latin2 and windows-1252 all look clean ("cafķ" vs "café").
+_CLEAR_GUESS_MARGIN = 0.05
 MAX_NESTING = 1000
 _TAG_RE = re.compile(r"<(/?)([a-zA-Z][\w:-]*)(?:\s[^>]*?)?(/?)>")
 _VOID_TAGS = frozenset(
@@ -103,6 +107,16 @@ _TITLE_XPATHS = tuple(
     )
 )
 _LANGUAGE_META_XPATH = lxml.etree.XPath("//meta[@http-equiv and @content]")
+# Where a saved page states its own URL: canonical link, Open Graph URL, base element.
+_STATED_URL_XPATHS = tuple(
+    lxml.etree.XPath(path)
+    for path in (
+        "/descendant::link[@href][contains(concat(' ', normalize-space(translate(@rel, "
+        "'CANONICAL', 'canonical')), ' '), ' canonical ')]/@href",
+        "/descendant::meta[@property='og:url'][@content]/@content",
+        "/descendant::base[@href]/@href",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -149,12 +163,13 @@ def decode_page(
         text = to_unicode(data, declared)
         if not _has_many_replacements(text):
             return _checked(text, declared, DECLARED)
-    guess, chaos = _detect_encoding(data)
+    guess, chaos, clear = _detect_encoding(data)
     detected = _codec_name(guess) if guess else None
     if detected is None:
         return _checked(to_unicode(data, declared or "utf-8"), declared or "utf-8", DOUBTFUL)
     text = data.decode(detected, errors="replace")
-    return _checked(text, detected, DETECTED if chaos <= _MAX_DETECTION_CHAOS else DOUBTFUL)
+    sure = clear and chaos <= _MAX_DETECTION_CHAOS
+    return _checked(text, detected, DETECTED if sure else DOUBTFUL)
 
 
 def _codec_name(label: str) -> str:
@@ -194,6 +209,12 @@ def _wide_layout(head: bytes, width: int) -> str | None:
     return None
 
 
+def doubtful_text(text: str) -> bool:
+    """Tell whether text decoded elsewhere holds many replacement characters (bytes that its
+    decoding could not read)."""
+    return _has_many_replacements(text)
+
+
 def _has_many_replacements(text: str) -> bool:
     return "\ufffd" in text and text.count("\ufffd") > _MAX_REPLACEMENT_RATIO * len(text) + 2
 
@@ -204,9 +225,9 @@ def _checked(text: str, encoding: str, confidence: str) -> DecodedPage:
     return DecodedPage(text, encoding, DOUBTFUL if doubtful else confidence)
 
 
-def _detect_encoding(data: bytes) -> tuple[str | None, float]:
-    """Guess the encoding and its chaos (0 = clean); among equally clean guesses prefer
-    windows-1252.
+def _detect_encoding(data: bytes) -> tuple[str | None, float, bool]:
+    """Guess the encoding, its chaos (0 = clean) and whether it is clear: no decoding that reads
+    otherwise is nearly as clean (``_CLEAR_GUESS_MARGIN``); windows-1252 wins near ties.
 
     Short texts often decode without a flaw in several single-byte encodings; browsers fall
     back to windows-1252 for undeclared Western pages (WHATWG Encoding), so it wins ties.
@@ -214,11 +235,13 @@ def _detect_encoding(data: bytes) -> tuple[str | None, float]:
     matches = from_bytes(data[:200_000])
     best = matches.best()
     if best is None:
-        return None, 1.0
-    for match in matches:
-        if match.encoding == _BROWSER_DEFAULT_ENCODING and match.chaos <= best.chaos:
-            return _BROWSER_DEFAULT_ENCODING, match.chaos
-    return str(best.encoding), best.chaos
+        return None, 1.0, False
+    near = [match for match in matches if match.chaos <= best.chaos + _CLEAR_GUESS_MARGIN]
+    clear = len(near) == 1  # charset-normalizer keeps one match per distinct decoding
+    for match in near:
+        if _BROWSER_DEFAULT_ENCODING in (match.encoding, *match.could_be_from_charset):
+            return _BROWSER_DEFAULT_ENCODING, match.chaos, clear
+    return str(best.encoding), best.chaos, clear
 
 
 def declared_encoding(data: bytes) -> str | None:
@@ -241,7 +264,7 @@ def parse_html(
 
 
 def parse_document(
-    html: str | bytes,
+    html: str | bytes | DecodedPage,
     encoding: str | None = None,
     content_type: str | None = None,
     max_elements: int | None = None,
@@ -251,7 +274,8 @@ def parse_document(
     ``lxml.html`` looks up a Python element class for every element it hands out; the page
     analysis needs none of the ``HtmlElement`` methods. A page with more than ``max_elements``
     elements raises ``PageError("too_many_elements")`` as soon as the parser reaches the one
-    over the limit, before the rest of it takes memory.
+    over the limit, before the rest of it takes memory. A ``DecodedPage`` (``decode_page``) is
+    parsed as its bytes would be.
     """
     return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser, max_elements)
 
@@ -263,13 +287,15 @@ def opened_tags(text: str) -> int:
 
 
 def _parse_page(
-    html: str | bytes,
+    html: str | bytes | DecodedPage,
     encoding: str | None,
     content_type: str | None,
     parser_class: type[lxml.etree.HTMLParser],
     max_elements: int | None = None,
 ) -> lxml.etree._Element:
-    if isinstance(html, bytes):
+    if isinstance(html, DecodedPage):
+        text = html.text
+    elif isinstance(html, bytes):
         text = decode_html(html, content_type, encoding)
     else:
         text = html
@@ -396,6 +422,17 @@ def page_title(root: lxml.etree._Element) -> str:
             if title:
                 return title
     return ""
+
+
+def stated_url(root: lxml.etree._Element) -> str | None:
+    """Return the absolute http(s) URL a page states for itself (``<link rel=canonical>``,
+    ``og:url``, ``<base href>``, in this order), or ``None``: a saved page's own address."""
+    for xpath in _STATED_URL_XPATHS:
+        for value in xpath(root):
+            candidate = str(value).strip()
+            if is_http_url(candidate):
+                return candidate
+    return None
 
 
 def declared_language(root: lxml.etree._Element) -> str | None:

@@ -73,6 +73,16 @@ def normalize_url(url: str) -> str:
     return urlunsplit((authority.scheme, netloc, parts.path or "/", parts.query, ""))
 
 
+def is_http_url(url: str | None) -> bool:
+    """Tell whether a URL is absolute http(s) with a host (relative links can resolve on it)."""
+    if not url or not url[:8].lower().startswith(("http://", "https://")):
+        return False
+    try:
+        return bool(urlsplit(url.strip()).hostname)
+    except ValueError:
+        return False
+
+
 def page_key(url: str) -> str:
     """Return the key under which two URLs are taken for one page (link similarity).
 

@@ -23,6 +23,7 @@ from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig, websim_config
+from websim_crawler.core.html import DOUBTFUL
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.jobdir import load_state, save_state
 from websim_crawler.pool import AnalysisPool, PageOutcome
@@ -108,6 +109,7 @@ class PageAnalysisPipeline:
             stats.inc_value(f"websim/pages/{fate}")
             raise DropItem(f"{outcome.dropped or outcome.failed}: {outcome.message} ({url})")
         self._write_fields(adapter, outcome.record)
+        self._write_confidence(adapter, outcome.record, url)
         stats.inc_value("websim/pages/analysed")
         for fate, count in outcome.counts.items():
             stats.inc_value(f"websim/chunks/{fate}", count)
@@ -151,6 +153,27 @@ class PageAnalysisPipeline:
             declared is None or self.config.items.html_field in declared
         ):
             adapter[self.config.items.html_field] = None
+
+    def _write_confidence(
+        self, adapter: ItemAdapter, record: dict[str, Any], url: str | None
+    ) -> None:
+        """Write and count how the analysis decoded the page, unless the spider already said
+        (``decoding.PageDecodingMiddleware``: the same vocabulary and stats)."""
+        confidence = record.get("encoding_confidence")
+        if confidence is None or adapter.get("encoding_confidence") is not None:
+            return
+        assert self.crawler.stats is not None
+        self.crawler.stats.inc_value(f"websim/pages/encoding/{confidence}")
+        if confidence == DOUBTFUL:
+            logger.warning(
+                "%s: doubtful decoding (%s); the text may hold wrong characters",
+                url,
+                record.get("encoding") or "text given decoded",
+            )
+        if isinstance(adapter.item, dict) or "encoding_confidence" in adapter.field_names():
+            adapter["encoding_confidence"] = confidence
+        else:
+            self._warn_undeclared("encoding_confidence")
 
     def _warn_undeclared(self, name: str) -> None:
         assert self.crawler.stats is not None

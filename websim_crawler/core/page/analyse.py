@@ -21,7 +21,10 @@ from contextlib import contextmanager
 
 from websim_crawler.core import text as textlib
 from websim_crawler.core.html import (
+    DOUBTFUL,
     declared_language,
+    decode_page,
+    doubtful_text,
     outgoing_links,
     page_title,
     parse_document,
@@ -106,9 +109,16 @@ def _analyse_page(
         raise PageError(
             "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
         )
-    root = parse_document(
-        html, encoding=encoding, content_type=content_type, max_elements=params.max_elements
-    )
+    page_encoding: str | None = None  # how bytes were decoded; text came decoded
+    confidence: str | None = None
+    if isinstance(html, bytes):
+        decoded = decode_page(html, content_type, encoding)
+        page_encoding, confidence = decoded.encoding, decoded.confidence
+        root = parse_document(decoded, max_elements=params.max_elements)
+    else:
+        if doubtful_text(html):
+            confidence = DOUBTFUL
+        root = parse_document(html, max_elements=params.max_elements)
     title = page_title(root)
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
@@ -145,6 +155,8 @@ def _analyse_page(
         main_text=main_text,
         keywords=dict(keywords.most_common()),
         links=links,
+        encoding=page_encoding,
+        encoding_confidence=confidence,
     )
 
 

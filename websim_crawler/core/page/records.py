@@ -61,6 +61,10 @@ class PageAnalysis:
     main_text: str
     keywords: dict[str, int]
     links: tuple[str, ...]
+    # How the page's bytes were decoded (``core.html.decode_page``); None for text given
+    # already decoded, whose confidence is ``doubtful`` only when it holds many U+FFFD.
+    encoding: str | None = None
+    encoding_confidence: str | None = None
 
     def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
@@ -80,6 +84,8 @@ class PageAnalysis:
             "main_text": self.main_text,
             "keywords": dict(self.keywords),
             "links": self.links,
+            "encoding": self.encoding,
+            "encoding_confidence": self.encoding_confidence,
         }
         if chunk_detail == "none":
             del record["chunks"]

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.html import outgoing_links, stated_url
 from websim_crawler.core.page import AnalysisParams, analyse_page
 from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
@@ -34,7 +34,7 @@ from websim_crawler.core.similarity.visual import (
     colour_signature,
     signature_similarity,
 )
-from websim_crawler.core.urls import page_key
+from websim_crawler.core.urls import is_http_url, page_key
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
 logger = logging.getLogger(__name__)
@@ -51,6 +51,10 @@ class PageFeatures:
     signature: ColourSignature | None = None
     predecessors: frozenset[str] = frozenset()
     problems: list[str] = field(default_factory=list)
+    # False when no http(s) URL of the page is known (a saved file that states none): its
+    # relative links could not be resolved, so its links are not compared.
+    links_resolved: bool = True
+    absolute_links: frozenset[str] | None = None  # derived when compared with an unresolved page
 
 
 def page_features(
@@ -65,8 +69,11 @@ def page_features(
 ) -> PageFeatures:
     """Parse a page once; missing keywords and links are taken from the page analysis.
 
-    An empty page gets no document (layout vertices: 0) and no keywords; an unreadable
-    screenshot gets no signature; each such problem is listed in ``problems``.
+    Relative links resolve against ``url`` when it is http(s), else against the URL the page
+    states (``core.html.stated_url``: a saved page's canonical link, ``og:url`` or base); with
+    neither, ``links_resolved`` is False. An empty page gets no document (layout vertices: 0)
+    and no keywords; an unreadable screenshot gets no signature; each such problem is listed in
+    ``problems``.
     """
     params = params or SimilarityParams()
     problems: list[str] = []
@@ -81,13 +88,21 @@ def page_features(
                 document.vertices.derive_arrays()
     else:
         problems.append("html: the page is empty")
+    link_base = url if is_http_url(url) else None
+    if link_base is None and document is not None:
+        link_base = stated_url(document.root)
+    links_resolved = link_base is not None or (url is None and links is not None)
+    if links is not None and link_base is not None and link_base != url:
+        links = outgoing_links(document.root, link_base) if document is not None else links
     if keywords is None or links is None:
-        analysed_keywords, analysed_links = _analyse(html, url, problems, analysis_params)
+        analysed_keywords, analysed_links = _analyse(
+            html, link_base or url, problems, analysis_params
+        )
         keywords = analysed_keywords if keywords is None else keywords
         if links is None:
             links = analysed_links
             if document is not None and not links:
-                links = outgoing_links(document.root, url)
+                links = outgoing_links(document.root, link_base or url)
     signature = None
     if screenshot is not None:
         try:
@@ -101,6 +116,7 @@ def page_features(
         links=frozenset(page_key(link) for link in links),
         signature=signature,
         problems=problems,
+        links_resolved=links_resolved,
     )
 
 
@@ -232,6 +248,23 @@ def _stage_score(
         )
         return score, support, f"{support} distinct keywords"
     if stage == "links":
+        unresolved = [
+            label for label, page in (("A", first), ("B", second)) if not page.links_resolved
+        ]
+        if unresolved:  # like with like: the links both pages wrote absolute
+            result = keyed_link_similarity(
+                _absolute_links(first),
+                _absolute_links(second),
+                first.predecessors,
+                second.predecessors,
+            )
+            pages = " and ".join(unresolved)
+            return (
+                result.score,
+                result.support,
+                f"{result.support} absolute links and predecessors (no http(s) URL known for "
+                f"page {pages}: relative links unknown)",
+            )
         result = keyed_link_similarity(
             first.links, second.links, first.predecessors, second.predecessors
         )
@@ -240,6 +273,15 @@ def _stage_score(
         return 0.0, 0, "no screenshot"
     score = signature_similarity(first.signature, second.signature, params)
     return score, 1, f"{len(first.signature.weights)}x{len(second.signature.weights)} colours"
+
+
+def _absolute_links(page: PageFeatures) -> frozenset[str]:
+    """Return the keys of the links a page wrote as absolute URLs (all it has when unresolved)."""
+    if not page.links_resolved or page.document is None:
+        return page.links
+    if page.absolute_links is None:
+        page.absolute_links = frozenset(map(page_key, outgoing_links(page.document.root, None)))
+    return page.absolute_links
 
 
 def compare_pages(
