@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_site import DROPPED, STORED, WIDE_PIXELS, HostileSite, InternalService
+from hostile_site import (
+    DROPPED,
+    POPUP_PATHS,
+    STORED,
+    WIDE_PIXELS,
+    HostileSite,
+    InternalService,
+)
 
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
@@ -301,13 +308,16 @@ def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
         internal.stop()
     assert internal.connections == 0
     stored = {"/" + item["url"].split("/", 3)[3] for item in items}
-    assert stored == {"/", *STORED}, stats
+    assert stored == {"/", *STORED}, stats  # the download page stands, though its load is slow
+    assert {path: site.requests[path] for path in POPUP_PATHS} == dict.fromkeys(POPUP_PATHS, 0)
+    assert site.requests["/popups.html"] == 1
     for path, stat in DROPPED.items():
         assert stats.get(stat, 0) >= 1, (path, stat, stats)
     assert stats["websim/pages/failed/offsite_navigation"] == 4
     assert "root:x:0" not in json.dumps(items)  # no file: content reached a page
     assert stats["websim/render/blocked/private_address"] >= 8
-    assert stats["websim/render/blocked/popup"] >= 1
+    assert stats["websim/render/blocked/popup"] >= 1 + len(POPUP_PATHS) - 1  # window.open: null
+    assert stats["websim/render/blocked/download"] >= 1
     assert stats["websim/render/memory_kills"] >= 1
     wide = next(item for item in items if item["url"].endswith("/wide.html"))
     png = base64.b64decode(wide["screenshot"])
@@ -404,3 +414,8 @@ def test_browser_restarts_after_n_pages_only_when_none_is_open() -> None:
     never = Rendering(RenderParams(restart_every=0), max_bytes=1000, count=lambda key: None)
     never.pages_since_launch = 10**6
     assert not never._restart_due()
+
+
+def test_scrapy_playwright_still_has_the_method_the_adapter_overrides() -> None:
+    handler = pytest.importorskip("scrapy_playwright.handler").ScrapyPlaywrightDownloadHandler
+    assert callable(handler._get_response_and_download)

@@ -5,6 +5,10 @@ scrapy-playwright browser provider with :class:`~websim_crawler.browser.session.
 options (every request through the confining proxy), each page gets its guard before it loads
 (``playwright_page_init_callback``), and one page method settles the page, records its layout
 boxes and takes the bounded screenshot before scrapy-playwright reads the HTML.
+
+:func:`download_handler` adapts scrapy-playwright's download handler (a private method of
+scrapy-playwright 0.0.48, pinned by ``tests/test_rendering.py``): a download that the loaded page
+starts (refused by the page guard) does not fail the page.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
         params, max_bytes=settings.getint("DOWNLOAD_MAXSIZE") or _NO_SIZE_LIMIT, count=count
     )
     _RENDERINGS[spider_name] = rendering
-    handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+    handler = download_handler()
     settings.set("DOWNLOAD_HANDLERS", {"http": handler, "https": handler}, priority="spider")
     settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
     settings.set("PLAYWRIGHT_BROWSER_PROVIDER", _provider_for(rendering), priority="spider")
@@ -63,6 +67,24 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
         params.max_memory_mb,
     )
     return rendering
+
+
+def download_handler() -> type:
+    """Return scrapy-playwright's download handler adapted to the browser module (see above)."""
+    base: Any = require("scrapy_playwright.handler").ScrapyPlaywrightDownloadHandler
+
+    class WebsimPlaywrightHandler(base):
+        async def _get_response_and_download(
+            self, request: Request, page: Any, spider: Any
+        ) -> tuple[Any, Any]:
+            response, download = await super()._get_response_and_download(request, page, spider)
+            if response is not None and download is not None:
+                # The navigation loaded a page; the download is one its scripts started (and
+                # the guard refused): the page stands.
+                return response, None
+            return response, download
+
+    return WebsimPlaywrightHandler
 
 
 def _provider_for(rendering: Rendering) -> type:
