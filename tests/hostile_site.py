@@ -5,7 +5,9 @@ network (a second loopback port): it accepts TCP connections and counts them, so
 assert that no page reached it by any means (HTTP, WebSocket, redirect, worker, popup).
 :class:`HostileSite` serves pages that try to escape to it, or to cost unbounded resources;
 ``/`` links to each of them and to a good page. ``STORED`` pages must be kept, ``DROPPED`` maps
-each page that must not be stored to the stat it is counted under.
+each page that must not be stored to the stat it is counted under. The site counts the requests
+it gets per path (``HostileSite.requests``): ``POPUP_PATHS`` are the site's own pages that popups
+try to open, and must never be requested.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -25,6 +28,10 @@ DROPPED = {
     "/huge.html": "websim/pages/dropped/too_large",
     "/memory.html": "websim/pages/failed/render_memory",
 }
+# Popups on the crawl's own site: target=_blank links, window.open (also an iframe's), a form.
+POPUP_LINKS = tuple(f"/own-popup-link{n}" for n in range(5))
+POPUP_PATHS = (*POPUP_LINKS, "/own-open", "/own-iframe-open", "/own-form")
+SLOW_SECONDS = 1.5  # the download page's load waits for a slow image: the download fails first
 HUGE_BYTES = 8 * 1024 * 1024
 WIDE_PIXELS = 16_000
 
@@ -86,9 +93,17 @@ new Worker(URL.createObjectURL(new Blob([source], {{type: "text/javascript"}})))
         + "".join(f'<a id="p{n}" href="{target}/popup{n}" target="_blank">p</a>' for n in range(25))
         + "<script>for (let n = 0; n < 25; n++) { try { window.open('"
         + target
-        + "/open' + n); } catch (e) {} document.getElementById('p' + n).click(); }</script>",
+        + "/open' + n); } catch (e) {} document.getElementById('p' + n).click(); }</script>"
+        + "".join(f'<a class="own" href="{path}" target="_blank">own</a>' for path in POPUP_LINKS)
+        + '<form id="own-form" action="/own-form" target="_blank"><input name="q" value="x"></form>'
+        # clicked, then removed: the crawl must not find them as links in the rendered page
+        "<script>document.querySelectorAll('a.own').forEach((a) => { a.click(); a.remove(); });"
+        "try { window.open('/own-open'); } catch (e) {}"
+        "const frame = document.createElement('iframe'); document.body.appendChild(frame);"
+        "try { frame.contentWindow.open('/own-iframe-open'); } catch (e) {}"
+        "document.getElementById('own-form').submit();</script>",
         "/download.html": "<h1>A download</h1><p>the page stays</p>"
-        '<a id="file" href="/file.bin" download>file</a>'
+        '<a id="file" href="/file.bin" download>file</a><img src="/slow.png" alt="">'
         "<script>document.getElementById('file').click()</script>",
         "/wide.html": f'<h1>Wide</h1><div style="width:{WIDE_PIXELS}px;height:{WIDE_PIXELS}px;'
         'background:linear-gradient(red, blue)">huge</div>',
@@ -116,6 +131,7 @@ class HostileSite:
         self.port = self.server.server_address[1]
         self.pages = _pages(internal, self.port)
         self.internal = internal
+        self.requests: Counter[str] = Counter()
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     @property
@@ -126,6 +142,7 @@ class HostileSite:
     def answer(self, handler: BaseHTTPRequestHandler) -> None:
         """Serve one request."""
         path = handler.path.split("?", 1)[0]
+        self.requests[path] += 1
         if path == "/redirect":
             return _redirect(handler, f"http://127.0.0.1:{self.internal}/redirected")
         if path == "/redirect-by-name":
@@ -134,6 +151,9 @@ class HostileSite:
             return _stream_huge(handler)
         if path == "/file.bin":
             return _send(handler, 200, b"\0" * 1000, "application/octet-stream")
+        if path == "/slow.png":
+            time.sleep(SLOW_SECONDS)
+            return _send(handler, 404, b"not found", "text/plain")
         page = self.pages.get(path)
         if page is None:
             return _send(handler, 404, b"not found", "text/plain")

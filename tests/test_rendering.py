@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_site import DROPPED, STORED, WIDE_PIXELS, HostileSite, InternalService
+from hostile_site import (
+    DROPPED,
+    POPUP_PATHS,
+    STORED,
+    WIDE_PIXELS,
+    HostileSite,
+    InternalService,
+)
 
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
@@ -257,11 +264,17 @@ def test_postback_pages_are_followed_without_a_browser(demo_site: DemoSite, tmp_
 @pytest.mark.slow
 @needs_browser
 def test_rendered_crawl_waits_for_every_script_pattern(demo_site: DemoSite, tmp_path: Path) -> None:
+    # Chromium is restarted every 2 pages: every page is still stored, complete.
     items, stats = run_crawl(
         "site", tmp_path, "-a", f"start_url={demo_site.url}js/patterns/", "-a", "render=1",
         "-s", "WEBSIM_RENDER_SCROLLS=10", "-s", "DEPTH_LIMIT=1",
+        "-s", "WEBSIM_RENDER_RESTART_EVERY=2",
     )  # fmt: skip
     counts = {item["url"].rsplit("/", 1)[-1]: len(result_titles(item["html"])) for item in items}
+    failed = {key: value for key, value in stats.items() if key.startswith("websim/pages/failed")}
+    assert len(items) == len({item["url"] for item in items}) == 14 and not failed, failed
+    assert stats["websim/render/browser_restarts/every"] == 6  # before pages 3, 5, ... 13
+    assert stats["playwright/browser_count"] == 7
     assert counts["timers"] == scripted.TIMER_RESULTS
     assert counts["late-fetch"] == 12
     assert counts["worker"] == 10
@@ -301,13 +314,16 @@ def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
         internal.stop()
     assert internal.connections == 0
     stored = {"/" + item["url"].split("/", 3)[3] for item in items}
-    assert stored == {"/", *STORED}, stats
+    assert stored == {"/", *STORED}, stats  # the download page stands, though its load is slow
+    assert {path: site.requests[path] for path in POPUP_PATHS} == dict.fromkeys(POPUP_PATHS, 0)
+    assert site.requests["/popups.html"] == 1
     for path, stat in DROPPED.items():
         assert stats.get(stat, 0) >= 1, (path, stat, stats)
     assert stats["websim/pages/failed/offsite_navigation"] == 4
     assert "root:x:0" not in json.dumps(items)  # no file: content reached a page
     assert stats["websim/render/blocked/private_address"] >= 8
-    assert stats["websim/render/blocked/popup"] >= 1
+    assert stats["websim/render/blocked/popup"] >= 1 + len(POPUP_PATHS) - 1  # window.open: null
+    assert stats["websim/render/blocked/download"] >= 1
     assert stats["websim/render/memory_kills"] >= 1
     wide = next(item for item in items if item["url"].endswith("/wide.html"))
     png = base64.b64decode(wide["screenshot"])
@@ -341,22 +357,28 @@ def test_compare_render_confines_saved_files_and_ends_on_busy_pages(tmp_path: Pa
                    "--mode", "full", "-o", str(report), "--format", "html", *options]  # fmt: skip
         return subprocess.run(command, capture_output=True, text=True, timeout=200)
 
-    same = compare(page, page)
+    same = compare(page, page, "-s", "WEBSIM_RENDER_RESTART_EVERY=1")  # B in a new browser
     internal.stop()
     assert same.returncode == 0, same.stderr[-2000:]
+    assert "websim/render/browser_restarts/every: 1" in same.stderr
     html_report = report.read_text(encoding="utf-8")
-    shot = base64.b64decode(html_report.split("data:image/png;base64,", 1)[1].split('"', 1)[0])
-    assert shot.startswith(b"\x89PNG")
+    shots = [base64.b64decode(part.split('"', 1)[0])
+             for part in html_report.split("data:image/png;base64,")[1:]]  # fmt: skip
+    assert len(shots) == 2 and all(shot.startswith(b"\x89PNG") for shot in shots)
     assert internal.connections == 0
     layout = subprocess.run(
         [sys.executable, "-c", "import sys; from websim_crawler.cli.compare import render_pages;"
          "from websim_crawler.config import WebsimConfig;"
          "(html, png), = render_pages([sys.argv[1]], WebsimConfig())[0];"
-         "print(html.count('data-websim-box'), 'root:x:0' in html)", str(page)],
+         "bounded = WebsimConfig.from_settings({'WEBSIM_RENDER_MAX_BOXES': 3});"
+         "[(few, _)], counters = render_pages([sys.argv[1]], bounded);"
+         "print(html.count('data-websim-box'), 'root:x:0' in html, few.count('data-websim-box'),"
+         " counters['websim/render/boxes_truncated'])", str(page)],
         capture_output=True, text=True, timeout=200,
     )  # fmt: skip
-    boxes, leaked = layout.stdout.split()
+    boxes, leaked, bounded_boxes, truncated = layout.stdout.split()
     assert int(boxes) >= 6 and leaked == "False"  # same layout boxes as in a crawl
+    assert (bounded_boxes, truncated) == ("3", "1")  # WEBSIM_RENDER_MAX_BOXES, counted
     finished = compare(page, busy, "-s", "WEBSIM_RENDER_SCRIPT_TIMEOUT=2")
     assert finished.returncode not in (0, 1)
     assert "cannot render" in finished.stderr and "WEBSIM_RENDER_SCRIPT_TIMEOUT" in finished.stderr
@@ -383,24 +405,79 @@ def test_demo_render_crawls_the_javascript_search(
 class FakePage:
     """A page that is open or closed (what the restart decision looks at)."""
 
-    def __init__(self, closed: bool) -> None:
+    def __init__(self, closed: bool = False) -> None:
         self.closed = closed
 
     def is_closed(self) -> bool:
         return self.closed
 
 
-def test_browser_restarts_after_n_pages_only_when_none_is_open() -> None:
-    rendering = Rendering(RenderParams(restart_every=3), max_bytes=1000, count=lambda key: None)
-    pages = [FakePage(closed=True), FakePage(closed=False)]
-    for page in pages:
-        rendering.guards[page] = None  # type: ignore[assignment]
-    rendering.pages_since_launch = 2
-    assert not rendering._restart_due()  # too few pages yet
-    rendering.pages_since_launch = 3
-    assert not rendering._restart_due()  # a page is still open
-    pages[1].closed = True
-    assert rendering._restart_due()
+def test_browser_restarts_every_n_pages_once_the_open_ones_have_closed() -> None:
+    counted: list[str] = []
+    rendering = Rendering(RenderParams(restart_every=2), max_bytes=1000, count=counted.append)
+    events: list[str] = []
+
+    async def restart() -> None:
+        events.append("restart")
+
+    async def scenario() -> list[FakePage]:
+        rendering.watch(restart)
+        pages: list[FakePage] = []
+
+        async def new_page() -> FakePage:
+            pages.append(FakePage())
+            events.append(f"page {len(pages)}")
+            return pages[-1]
+
+        await rendering.open_page(new_page)
+        await rendering.open_page(new_page)
+        third = asyncio.create_task(rendering.open_page(new_page))
+        await asyncio.sleep(0.3)
+        events.append("closing")  # the third page waits for the open ones to close
+        for page in pages:
+            page.closed = True
+        await third
+        await rendering.close()
+        return pages
+
+    run_async(scenario())
+    assert events == ["page 1", "page 2", "closing", "restart", "page 3"]
+    assert counted == ["websim/render/browser_restarts/every"]
+    assert rendering.pages_since_launch == 1
     never = Rendering(RenderParams(restart_every=0), max_bytes=1000, count=lambda key: None)
     never.pages_since_launch = 10**6
     assert not never._restart_due()
+
+
+def test_memory_watchdog_loop_outlives_a_failed_check() -> None:
+    counted: list[str] = []
+    rendering = Rendering(RenderParams(), max_bytes=1000, count=counted.append)
+    checks: list[str] = []
+
+    async def check(restart: Any) -> None:
+        checks.append("check")
+        if len(checks) == 1:
+            raise RuntimeError("psutil went away")
+        if len(checks) == 3:
+            await restart()
+
+    async def restart() -> None:
+        checks.append("restart")
+
+    rendering.watchdog.check = check  # type: ignore[method-assign]
+
+    async def scenario() -> None:
+        rendering.watch(restart)
+        await asyncio.sleep(0.5)
+        await rendering.close()
+
+    run_async(scenario())
+    # Checked on after the failure; after the restart no browser runs, so nothing is checked.
+    assert checks == ["check", "check", "check", "restart"] and rendering.closers == []
+    assert counted == ["websim/render/watchdog_errors"]
+
+
+def test_scrapy_playwright_still_has_the_methods_the_adapter_overrides() -> None:
+    handler = pytest.importorskip("scrapy_playwright.handler").ScrapyPlaywrightDownloadHandler
+    assert callable(handler._create_page) and callable(handler._get_response_and_download)
+    assert hasattr(handler, "_browser_disconnected_callback")

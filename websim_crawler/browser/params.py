@@ -76,7 +76,8 @@ class RenderParams:
     restart_every: int = setting(
         500,
         "WEBSIM_RENDER_RESTART_EVERY",
-        "restart Chromium after this many rendered pages (at a moment no page is open); 0: never",
+        "restart Chromium after this many rendered pages (new pages wait until the open ones "
+        "have closed); 0: never",
         minimum=0,
         maximum=10_000_000,
     )

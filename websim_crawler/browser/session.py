@@ -1,6 +1,10 @@
 """One browser session: launch and context options, the confining proxy, the memory watchdog,
 the page guards and the rendering steps, shared by the crawl (through scrapy-playwright) and by
 ``websim compare --render`` (plain Playwright, :func:`render_documents`).
+
+Pages are opened through :meth:`Rendering.open_page`, one at a time: that is where the restart
+every ``WEBSIM_RENDER_RESTART_EVERY`` pages happens (no new page is opened while the open ones
+finish, then the browser is closed; whoever opens the next page launches a new one).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ CONTEXT_OPTIONS: dict[str, Any] = {
     "viewport": {"width": 1280, "height": 800},
 }
 _MAINTENANCE_SECONDS = 0.1
+_DRAIN_POLL_SECONDS = 0.05
 
 
 def check_chromium(path: str) -> None:
@@ -100,9 +105,12 @@ class Rendering:
         self.watchdog = MemoryWatchdog(params.max_memory_mb << 20, count)
         self.guards: weakref.WeakKeyDictionary[Any, PageGuard] = weakref.WeakKeyDictionary()
         self.guarded_contexts: weakref.WeakSet[Any] = weakref.WeakSet()
+        self.pages: weakref.WeakSet[Any] = weakref.WeakSet()  # opened by open_page
+        self.page_gate = asyncio.Lock()
         self.proxy_url = ""
         self.pages_since_launch = 0
-        self.restart: Callable[[], Awaitable[None]] | None = None
+        # Closers of the running browsers (scrapy-playwright runs one per scheme it serves).
+        self.closers: list[Callable[[], Awaitable[None]]] = []
         self.maintenance: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -117,12 +125,31 @@ class Rendering:
         args += shlex.split(self.params.chromium_args)
         return {"executable_path": self.params.chromium_path, "headless": True, "args": args}
 
-    def watch(self, restart: Callable[[], Awaitable[None]]) -> None:
-        """Watch a newly launched browser's memory and page count; ``restart`` closes it."""
-        self.restart = restart
+    def watch(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Watch a newly launched browser's memory and page count; ``close`` closes it."""
+        self.closers.append(close)
         self.pages_since_launch = 0
         if self.maintenance is None or self.maintenance.done():
             self.maintenance = asyncio.get_running_loop().create_task(self._maintain())
+
+    async def open_page(self, new_page: Callable[[], Awaitable[Any]]) -> Any:
+        """Open a page with ``new_page``, first restarting the browser when that is due.
+
+        Pages are opened one at a time, so a restart never closes a page being created. When
+        ``WEBSIM_RENDER_RESTART_EVERY`` pages have been opened, no new page is opened until the
+        open ones have closed (at most ``WEBSIM_RENDER_TIMEOUT`` seconds; then they are closed
+        with the browser), then the browser is closed; ``new_page`` launches the next one.
+        """
+        async with self.page_gate:
+            if self._restart_due():
+                await self._drain(self.params.timeout)
+                self.count("websim/render/browser_restarts/every")
+                logger.info("rendering: restarting Chromium (WEBSIM_RENDER_RESTART_EVERY)")
+                await self.close_browsers()
+            page = await new_page()
+            self.pages.add(page)
+            self.pages_since_launch += 1
+            return page
 
     async def close(self) -> None:
         """Stop the watchdog and the proxy."""
@@ -149,7 +176,6 @@ class Rendering:
         )
         await guard.install()
         self.guards[page] = guard
-        self.pages_since_launch += 1
         return guard
 
     def guard_of(self, page: Any) -> PageGuard:
@@ -174,21 +200,36 @@ class Rendering:
         return RenderedPage(page.url, await page.content(), shot)
 
     async def _maintain(self) -> None:
+        """Run the memory watchdog every 0.1 s until cancelled; a failed check is counted."""
         while True:
-            restart = self.restart
-            if restart is not None:
-                await self.watchdog.check(restart)
-                if self._restart_due():
-                    self.count("websim/render/browser_restarts/every")
-                    self.pages_since_launch = 0
-                    await restart()
+            try:
+                if self.closers:
+                    await self.watchdog.check(self.close_browsers)
+            except Exception:  # the watchdog must outlive any one failed check
+                self.count("websim/render/watchdog_errors")
+                logger.exception("rendering: memory watchdog check failed")
             await asyncio.sleep(_MAINTENANCE_SECONDS)
+
+    async def close_browsers(self) -> None:
+        """Close the running browsers; the next page opened launches a new one."""
+        closers, self.closers = self.closers, []
+        self.pages_since_launch = 0
+        for close in closers:
+            with contextlib.suppress(Exception):  # already closed or crashed
+                await close()
 
     def _restart_due(self) -> bool:
         every = self.params.restart_every
-        if not every or self.pages_since_launch < every:
-            return False
-        return all(page.is_closed() for page in list(self.guards))
+        return bool(every) and self.pages_since_launch >= every
+
+    async def _drain(self, seconds: float) -> None:
+        """Wait until every page opened by ``open_page`` has closed, at most ``seconds``."""
+        deadline = asyncio.get_running_loop().time() + seconds
+        while any(not page.is_closed() for page in list(self.pages)):
+            if asyncio.get_running_loop().time() >= deadline:
+                logger.warning("rendering: pages still open at a browser restart; closing them")
+                return
+            await asyncio.sleep(_DRAIN_POLL_SECONDS)
 
 
 @dataclass(frozen=True)
@@ -222,22 +263,44 @@ async def render_documents(
     await rendering.start()
     rendered: list[RenderedPage] = []
     async with async_api.async_playwright() as playwright:
-        browser = await playwright.chromium.launch(**rendering.launch_options())
-        rendering.watch(browser.close)
+        browser = CommandBrowser(playwright.chromium, rendering)
         try:
-            context = await browser.new_context(**CONTEXT_OPTIONS)
             for number, document in enumerate(documents):
                 limit = params.timeout + params.settle_max + 4 * params.script_timeout
-                page_task = _render_document(rendering, context, document, number)
+                page_task = _render_document(rendering, browser.new_page, document, number)
                 try:
                     rendered.append(await asyncio.wait_for(page_task, limit))
                 except (async_api.Error, WebsimError, TimeoutError) as exc:
                     raise InputFormatError(f"cannot render {document.location}: {exc}") from exc
         finally:
             await rendering.close()
-            with contextlib.suppress(Exception):
-                await browser.close()
+            await browser.close()
     return rendered, counters
+
+
+class CommandBrowser:
+    """A command's browser: launched when a page is wanted and none is running (at first and
+    after a restart), with one context of ``CONTEXT_OPTIONS``."""
+
+    def __init__(self, browser_type: Any, rendering: Rendering) -> None:
+        self.browser_type = browser_type
+        self.rendering = rendering
+        self.browser: Any = None
+        self.context: Any = None
+
+    async def new_page(self) -> Any:
+        """Return a new page of the running browser (launched now when there is none)."""
+        if self.browser is None or not self.browser.is_connected():
+            self.browser = await self.browser_type.launch(**self.rendering.launch_options())
+            self.rendering.watch(self.browser.close)
+            self.context = await self.browser.new_context(**CONTEXT_OPTIONS)
+        return await self.context.new_page()
+
+    async def close(self) -> None:
+        """Close the running browser, if any."""
+        if self.browser is not None:
+            with contextlib.suppress(Exception):
+                await self.browser.close()
 
 
 def _counter(counters: Counter[str]) -> Callable[[str], None]:
@@ -248,9 +311,12 @@ def _counter(counters: Counter[str]) -> Callable[[str], None]:
 
 
 async def _render_document(
-    rendering: Rendering, context: Any, document: Document, number: int
+    rendering: Rendering,
+    new_page: Callable[[], Awaitable[Any]],
+    document: Document,
+    number: int,
 ) -> RenderedPage:
-    page = await context.new_page()
+    page = await rendering.open_page(new_page)
     try:
         if document.body is None:
             url = document.location

@@ -1,10 +1,11 @@
 """Chromium's memory: the private resident memory summed over the browser's processes, capped.
 
-Every 0.1 s the watchdog sums the private resident memory (RSS less the shared pages, which every
-Chromium process maps and a plain RSS sum would count once per process) of the Chromium
-processes started by this process. Past the cap it kills the largest renderer (the page in it
-crashes; its request is counted as ``websim/pages/failed/render_memory``) and, when the browser
-stays over the cap for 5 s with no large renderer left to kill, restarts the whole browser.
+At each check (``Rendering`` runs one every 0.1 s) the watchdog sums the private resident memory
+(RSS less the shared pages, which every Chromium process maps and a plain RSS sum would count
+once per process) of the Chromium processes started by this process. Past the cap it kills the
+largest renderer (the page in it crashes; its request is counted as
+``websim/pages/failed/render_memory``) and, when the browser stays over the cap for 5 s with no
+large renderer left to kill, restarts the whole browser.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from websim_crawler._imports import require
 
 logger = logging.getLogger(__name__)
 
-_POLL_SECONDS = 0.1
 _RESCAN_SECONDS = 1.0
 _GRACE_SECONDS = 5.0
 
@@ -111,12 +111,3 @@ class MemoryWatchdog:
             logger.warning("rendering: Chromium stays over the memory cap; restarting it")
             await restart()
             self._rescanned = 0.0
-
-    async def run(self, restart: Callable[[], Awaitable[None]]) -> None:
-        """Check every 0.1 s until cancelled."""
-        while True:
-            try:
-                await self.check(restart)
-            except Exception:  # the watchdog must outlive any one failed check
-                logger.exception("rendering: memory watchdog check failed")
-            await asyncio.sleep(_POLL_SECONDS)

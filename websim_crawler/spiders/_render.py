@@ -5,6 +5,11 @@ scrapy-playwright browser provider with :class:`~websim_crawler.browser.session.
 options (every request through the confining proxy), each page gets its guard before it loads
 (``playwright_page_init_callback``), and one page method settles the page, records its layout
 boxes and takes the bounded screenshot before scrapy-playwright reads the HTML.
+
+:func:`download_handler` adapts scrapy-playwright's download handler in two places (private
+methods of scrapy-playwright 0.0.48, pinned by ``tests/test_rendering.py``): new pages are opened
+through ``Rendering.open_page`` (so a restart never closes a page being created), and a download
+that the loaded page starts (refused by the page guard) does not fail the page.
 """
 
 from __future__ import annotations
@@ -44,12 +49,14 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
         params, max_bytes=settings.getint("DOWNLOAD_MAXSIZE") or _NO_SIZE_LIMIT, count=count
     )
     _RENDERINGS[spider_name] = rendering
-    handler = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+    handler = download_handler()
     settings.set("DOWNLOAD_HANDLERS", {"http": handler, "https": handler}, priority="spider")
     settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")
     settings.set("PLAYWRIGHT_BROWSER_PROVIDER", _provider_for(rendering), priority="spider")
     settings.set("PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT", params.timeout * 1000, priority="spider")
-    settings.set("PLAYWRIGHT_CONTEXTS", {"default": dict(CONTEXT_OPTIONS)}, priority="spider")
+    # No startup context: each scheme's handler (Scrapy makes one for http, one for https)
+    # launches its browser at its first page, not at start-up (an idle second browser).
+    settings.set("PLAYWRIGHT_CONTEXTS", {}, priority="spider")
     settings.set("PLAYWRIGHT_MAX_CONTEXTS", 1, priority="spider")
     settings.set("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", params.max_pages_open, priority="spider")
     # Downloads are refused: a navigation that turns into one fails at once, not after 30 s.
@@ -63,6 +70,49 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
         params.max_memory_mb,
     )
     return rendering
+
+
+_DROPPED_BROWSER_WAIT_SECONDS = 10.0
+
+
+def download_handler() -> type:
+    """Return scrapy-playwright's download handler adapted to the browser module (see above)."""
+    base: Any = require("scrapy_playwright.handler").ScrapyPlaywrightDownloadHandler
+
+    class WebsimPlaywrightHandler(base):
+        async def _create_page(self, request: Request, spider: Any) -> Any:
+            name = request.meta.get(RENDERING_META)
+            if name not in _RENDERINGS:
+                return await super()._create_page(request, spider)
+            create_page = super()._create_page
+
+            async def new_page() -> Any:
+                await self._forget_closed_browser()
+                return await create_page(request, spider)
+
+            return await _RENDERINGS[name].open_page(new_page)
+
+        async def _forget_closed_browser(self) -> None:
+            """Wait until the handler has dropped a browser closed by a restart (its
+            ``disconnected`` callback runs as a task of its own), so a new one is launched."""
+            loop = asyncio.get_running_loop()
+            deadline = loop.time() + _DROPPED_BROWSER_WAIT_SECONDS
+            while hasattr(self, "browser") and not self.browser.is_connected():
+                if loop.time() >= deadline:
+                    return
+                await asyncio.sleep(0.01)
+
+        async def _get_response_and_download(
+            self, request: Request, page: Any, spider: Any
+        ) -> tuple[Any, Any]:
+            response, download = await super()._get_response_and_download(request, page, spider)
+            if response is not None and download is not None:
+                # The navigation loaded a page; the download is one its scripts started (and
+                # the guard refused): the page stands.
+                return response, None
+            return response, download
+
+    return WebsimPlaywrightHandler
 
 
 def _provider_for(rendering: Rendering) -> type:
