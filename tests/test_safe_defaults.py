@@ -12,7 +12,7 @@ from scrapy.utils.project import get_project_settings
 from websim_crawler.browser.page import is_web_url
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.session import CONTEXT_OPTIONS
-from websim_crawler.spiders._render import enable_rendering
+from websim_crawler.spiders._render import enable_rendering, render_meta
 
 
 def test_crawl_defaults_are_polite_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -53,7 +53,10 @@ def test_rendering_allows_no_downloads_permissions_or_endless_loads() -> None:
     crawler = Crawler(Spider, {"DOWNLOAD_MAXSIZE": 1000})
     rendering = enable_rendering(crawler, "site", RenderParams(timeout=12.0, max_pages_open=3))
     settings = crawler.settings
-    context = settings.getdict("PLAYWRIGHT_CONTEXTS")["default"]
+    # No context at start-up: every rendered request brings the guarded context's options, so
+    # the browser a handler launches on its first page (and after a restart) gets them.
+    assert settings.getdict("PLAYWRIGHT_CONTEXTS") == {}
+    context = render_meta("site", RenderParams(), keep_page=False)["playwright_context_kwargs"]
     assert context == CONTEXT_OPTIONS
     assert context["accept_downloads"] is False and context["permissions"] == []
     assert context["service_workers"] == "block"
