@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from websim_crawler.core.similarity import LinkGraph
 from websim_crawler.core.urls import (
     host_port_of,
     hostname_of,
@@ -85,3 +88,22 @@ def test_same_host_port() -> None:
     assert same_host_port("http://www.x.org/a", "https://x.org/b")
     assert not same_host_port("http://x.org:8001/", "http://x.org:8002/")
     assert not same_host_port("http://[::1", "http://[::1")  # no site is nobody's site
+
+
+@given(
+    host=st.sampled_from(["a.org", "www.a.org", "News.Example.COM", "127.0.0.1:8080"]),
+    path=st.lists(st.sampled_from(["x", "y.html", "", "web", "2017"]), max_size=3),
+    slash=st.booleans(),
+    query=st.sampled_from(["", "?q=1", "?next=http://b.org/"]),
+)
+def test_a_page_key_is_its_own_key(host: str, path: list[str], slash: bool, query: str) -> None:
+    """Keying a key again changes nothing (the link graph keys links that are keys already)."""
+    url = f"http://{host}/{'/'.join(path)}{'/' if slash else ''}{query}"
+    key = page_key(url)
+    assert page_key(key) == key
+
+
+def test_links_to_a_site_root_give_it_predecessors() -> None:
+    pages = {"http://www.a.org/": ["http://a.org/x"], "http://a.org/x": ["http://a.org/"]}
+    graph = LinkGraph({url: [page_key(link) for link in links] for url, links in pages.items()})
+    assert graph.predecessors_of(["http://www.a.org/"]) == {"a.org/x"}

@@ -31,6 +31,7 @@ _WAYBACK_RE = re.compile(
     re.IGNORECASE,
 )
 _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
+_ABSOLUTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)  # scheme:// or //
 
 
 class _Authority(NamedTuple):
@@ -89,11 +90,14 @@ def page_key(url: str) -> str:
     The key is ``host/path[?query]``: a Wayback Machine capture stands for its original URL, the
     scheme, port, user info, fragment, ``www.`` and trailing slashes are dropped and the host is
     lower-cased, so ``https://www.a.org/x/`` and an archived ``http://a.org/x`` share one key.
+    A key is its own key (a site's root ``a.org/`` stays ``a.org/``), so keying twice is harmless.
     """
     url = url.strip()
     wrapped = _WAYBACK_RE.match(url)
     if wrapped:
         url = "http://" + _SCHEME_RE.sub("", wrapped.group(1))
+    elif not _ABSOLUTE_RE.match(url):
+        url = "//" + url  # a key, or a URL without its scheme: the host comes first
     try:
         parts = urlsplit(url)
     except ValueError:
