@@ -34,6 +34,7 @@ Usage::
     .venv/bin/python benchmarks/similarity.py                      # 1500+1500 pairs, render 2
     .venv/bin/python benchmarks/similarity.py --pairs 300 --render 0
     .venv/bin/python benchmarks/similarity.py --pairs 600 --render 0 --write-weights w.json
+    .venv/bin/python benchmarks/similarity.py --only-similar-speed     # the websim similar table
 """
 
 from __future__ import annotations
@@ -800,6 +801,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip timing websim similar on a feed of real pages",
     )
     parser.add_argument(
+        "--only-similar-speed",
+        action="store_true",
+        help="print only the websim similar table (feeds of real pages) and stop",
+    )
+    parser.add_argument(
         "--visual-within-year",
         dest="visual_across_years",
         action="store_false",
@@ -817,6 +823,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     args.peer_venv = args.peer_venv or args.cache_dir / "html-similarity-venv"
+    if args.only_similar_speed:
+        similar_speed(args.cache_dir, args.seed)
+        return 0
     pages = load_big9(args.cache_dir)
     if args.saved_files:
         saved_file_verdicts(pages, args.saved_files, args.seed)

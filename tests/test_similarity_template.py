@@ -121,3 +121,18 @@ def test_template_comparison_equals_the_reference_on_real_pages() -> None:
                 documents.append(parse_document(member.read()))
     # Home pages of different sites and product pages of one site: small and large templates.
     assert _assert_same_on_all_pairs(documents) == 64
+
+
+def test_the_shape_cache_shared_by_comparisons_is_bounded_and_changes_no_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    paths = sorted((TESTS / "site").glob("*.html"))[:6]
+    documents = [parse_document(path.read_bytes()) for path in paths]
+    monkeypatch.setattr(layout, "PAIR_SHAPE_CACHE_SIZE", 5)
+    layout._PAIR_SHAPES.clear()
+    for penalty in (0.5, 0.25):  # the penalty is part of the key: no weight of another penalty
+        for first, second in itertools.product(documents, repeat=2):
+            expected = reference.template_comparison(first, second, penalty=penalty)
+            assert template_comparison(first, second, penalty=penalty) == expected
+            assert len(layout._PAIR_SHAPES) <= 5
+    layout._PAIR_SHAPES.clear()

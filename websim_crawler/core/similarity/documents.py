@@ -97,6 +97,28 @@ class VertexTree:
         return tuple("".join([codes[child] for child in kids]) for kids in self.children)
 
     @cached_property
+    def shape_table(self) -> tuple[tuple[str, str, frozenset[str]], ...]:
+        """The distinct shapes of the page's vertices: (a string naming the shape, child tags,
+        attribute names); equal names mean equal shapes, on any page.
+        """
+        return self._shapes[0]
+
+    @cached_property
+    def shape_ids(self) -> list[int]:
+        """Each vertex's shape, as its index in ``shape_table``."""
+        return self._shapes[1]
+
+    @cached_property
+    def _shapes(self) -> tuple[tuple[tuple[str, str, frozenset[str]], ...], list[int]]:
+        ids: dict[tuple[str, frozenset[str]], int] = {}
+        shapes = zip(self.child_tags, self.attributes, strict=True)
+        index = [ids.setdefault(shape, len(ids)) for shape in shapes]
+        # Child tags are characters of ``encode_labels`` (from U+0100 on), attribute names are
+        # NUL-free (lxml), so the NUL separators keep the name unambiguous.
+        table = tuple(("\0".join((tags, *sorted(names))), tags, names) for tags, names in ids)
+        return table, index
+
+    @cached_property
     def tag_groups(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         """The vertices sorted by (tag code, position): positions, tag codes, and the sort keys
         tag code * (len + 1) + position.
@@ -167,6 +189,8 @@ _DERIVED_ARRAYS = (
     "subtree_digests",
     "attribute_sets",
     "attribute_incidence",
+    "shape_ids",
+    "shape_table",
 )
 
 

@@ -75,70 +75,45 @@ class _TemplateMatcher:
         self,
         first: VertexTree,
         second: VertexTree,
-        attribute_gaps: NDArray[np.float64],
         penalty: float,
     ) -> None:
         self.penalty = penalty
         self.children_1, self.children_2 = first.children, second.children
-        self.child_tags_1, self.child_tags_2 = first.child_tags, second.child_tags
-        self.attribute_ids_1: list[int] = first.attribute_sets[1].tolist()
-        self.attribute_ids_2: list[int] = second.attribute_sets[1].tolist()
-        self.attribute_gaps = attribute_gaps
+        self.shape_ids_1, self.shape_ids_2 = first.shape_ids, second.shape_ids
+        self.shape_table_1, self.shape_table_2 = first.shape_table, second.shape_table
         self.sizes = first.subtree_sizes
         self.sizes_1: list[int] = self.sizes.tolist()
         self.digests_1, self.digests_2 = first.subtree_digests, second.subtree_digests
-        # (child tags of u, of v, attribute-set ids of u, of v) -> (pair weight, LCS equal blocks):
-        # the pairs of a repeated structure (list items, table rows) share their shape.
-        self.shapes: dict[
-            tuple[str, str, int, int], tuple[float, tuple[tuple[int, int, int], ...]]
-        ] = {}
+        # (shape of u, shape of v) -> (pair weight, LCS equal blocks), a shape being the child
+        # tags and attribute names of a vertex (``_pair_shape``).
+        self.shapes: dict[tuple[int, int], tuple[float, tuple[tuple[int, int, int], ...]]] = {}
         # (u, v) -> (the pair's weight 1 - penalty * mismatch, its aligned child pairs)
         self.memo: dict[_PairKey, tuple[float, tuple[_PairKey, ...]]] = {}
 
     def expand(self, u: int, v: int) -> tuple[float, tuple[_PairKey, ...]]:
         """Return a pair's weight and its children paired along the LCS of their tags."""
-        tags_u, tags_v = self.child_tags_1[u], self.child_tags_2[v]
-        shape_key = (tags_u, tags_v, self.attribute_ids_1[u], self.attribute_ids_2[v])
+        shape_key = (self.shape_ids_1[u], self.shape_ids_2[v])
         shape = self.shapes.get(shape_key)
         if shape is None:
-            shape = self.shapes[shape_key] = self.shape(*shape_key)
+            shape = self.shapes[shape_key] = _pair_shape(
+                self.shape_table_1[shape_key[0]], self.shape_table_2[shape_key[1]], self.penalty
+            )
         pair_weight, blocks = shape
         if not blocks:
             return pair_weight, ()
         children_u, children_v = self.children_1[u], self.children_2[v]
+        if len(blocks) == 1 and blocks[0][0] == 0 and blocks[0][2] == 0:
+            return pair_weight, tuple(zip(children_u[: blocks[0][1]], children_v, strict=False))
         pairs: list[_PairKey] = []
         for start, end, start_v in blocks:
             pairs.extend(zip(children_u[start:end], children_v[start_v:], strict=False))
         return pair_weight, tuple(pairs)
 
-    def shape(
-        self, tags_u: str, tags_v: str, attributes_u: int, attributes_v: int
-    ) -> tuple[float, tuple[tuple[int, int, int], ...]]:
-        """Return the weight of a pair, 1 - penalty * the mean of its attribute, child-count and
-        child-type gaps, and the equal blocks (start, end, start in v) of its children's LCS.
-        """
-        if tags_u == tags_v:
-            blocks: tuple[tuple[int, int, int], ...] = ((0, len(tags_u), 0),) if tags_u else ()
-        elif tags_u and tags_v:
-            blocks = tuple(
-                (block.src_start, block.src_end, block.dest_start)
-                for block in LCSseq.opcodes(tags_u, tags_v)
-                if block.tag == "equal"
-            )
-        else:
-            blocks = ()
-        matched_children = sum(end - start for start, end, _start_v in blocks)
-        attribute_gap = self.attribute_gaps.item(attributes_u, attributes_v)
-        count_u, count_v = len(tags_u), len(tags_v)
-        most = max(count_u, count_v)
-        count_gap = abs(count_u - count_v) / most if most else 0.0
-        type_gap = 1.0 - 2.0 * matched_children / (count_u + count_v) if most else 0.0
-        return 1.0 - self.penalty * ((attribute_gap + count_gap + type_gap) / 3.0), blocks
-
     def fit(
         self, u: int, v: int, covered_1: bytearray, covered_2: bytearray
-    ) -> tuple[int, float, list[_PairKey]]:
-        """Return the part of a template whose vertices are all uncovered: size, weight, pairs.
+    ) -> tuple[float, list[int], list[int]]:
+        """Return the part of a template whose vertices are all uncovered: weight and pairs
+        (their vertices on page 1 and on page 2, in visiting order).
 
         The template rooted at (u, v) is grown as far as it is visited (a pair's weight and
         child pairs depend on that pair alone, so they are memoised for every later fit); the
@@ -146,29 +121,77 @@ class _TemplateMatcher:
         subtrees (equal digests) pair vertex for vertex, each pair weighing 1, and are taken in
         one step.
         """
-        memo, sizes_1 = self.memo, self.sizes_1
+        memo, sizes_1, expand = self.memo, self.sizes_1, self.expand
         digests_1, digests_2 = self.digests_1, self.digests_2
-        taken: list[_PairKey] = []
+        taken_1: list[int] = []
+        taken_2: list[int] = []
         weight = 0.0
         pending = [(u, v)]
+        pop, extend = pending.pop, pending.extend
         while pending:
-            pair = pending.pop()
+            pair = pop()
             a, b = pair
             if covered_1[a] or covered_2[b]:
                 continue
             size = sizes_1[a]
             if size >= _IDENTICAL_MIN_SIZE and digests_1[a] == digests_2[b]:
-                identical = _take_identical(a, b, size, covered_1, covered_2, taken, self.sizes)
+                identical = _take_identical(
+                    a, b, size, covered_1, covered_2, taken_1, taken_2, self.sizes
+                )
                 for _ in range(identical):
                     weight += 1.0  # one by one, as the pairs would be visited
                 continue
             grown = memo.get(pair)
             if grown is None:
-                grown = memo[pair] = self.expand(a, b)
-            taken.append(pair)
+                grown = memo[pair] = expand(a, b)
+            taken_1.append(a)
+            taken_2.append(b)
             weight += grown[0]
-            pending.extend(grown[1])
-        return len(taken), weight, taken
+            extend(grown[1])
+        return weight, taken_1, taken_2
+
+
+_Shape = tuple[str, str, frozenset[str]]
+_Blocks = tuple[tuple[int, int, int], ...]
+# (name of u's shape, of v's, penalty) -> (pair weight, LCS equal blocks), kept across comparisons
+# (the pages of a site share their shapes); cleared when full, so its memory stays bounded.
+_PAIR_SHAPES: dict[tuple[str, str, float], tuple[float, _Blocks]] = {}
+PAIR_SHAPE_CACHE_SIZE = 1 << 17
+
+
+def _pair_shape(shape_u: _Shape, shape_v: _Shape, penalty: float) -> tuple[float, _Blocks]:
+    """Return the weight of a pair, 1 - penalty * the mean of its attribute, child-count and
+    child-type gaps, and the equal blocks (start, end, start in v) of its children's LCS.
+    """
+    key = (shape_u[0], shape_v[0], penalty)
+    known = _PAIR_SHAPES.get(key)
+    if known is not None:
+        return known
+    (_name_u, tags_u, attributes_u), (_name_v, tags_v, attributes_v) = shape_u, shape_v
+    if tags_u == tags_v:
+        blocks: _Blocks = ((0, len(tags_u), 0),) if tags_u else ()
+    elif tags_u and tags_v:
+        blocks = tuple(
+            (block.src_start, block.src_end, block.dest_start)
+            for block in LCSseq.opcodes(tags_u, tags_v)
+            if block.tag == "equal"
+        )
+    else:
+        blocks = ()
+    matched_children = sum(end - start for start, end, _start_v in blocks)
+    # The arithmetic of ``_attribute_gaps`` (exact counts as floats, one division).
+    common = float(len(attributes_u & attributes_v))
+    union = len(attributes_u) + len(attributes_v) - common
+    attribute_gap = 1.0 - common / max(union, 1.0) if union > 0 else 0.0
+    count_u, count_v = len(tags_u), len(tags_v)
+    most = max(count_u, count_v)
+    count_gap = abs(count_u - count_v) / most if most else 0.0
+    type_gap = 1.0 - 2.0 * matched_children / (count_u + count_v) if most else 0.0
+    shape = (1.0 - penalty * ((attribute_gap + count_gap + type_gap) / 3.0), blocks)
+    if len(_PAIR_SHAPES) >= PAIR_SHAPE_CACHE_SIZE:
+        _PAIR_SHAPES.clear()
+    _PAIR_SHAPES[key] = shape
+    return shape
 
 
 def _take_identical(
@@ -177,14 +200,16 @@ def _take_identical(
     size: int,
     covered_1: bytearray,
     covered_2: bytearray,
-    taken: list[_PairKey],
+    taken_1: list[int],
+    taken_2: list[int],
     sizes_1: NDArray[np.int64],
 ) -> int:
     """Add the pairs (u + i, v + i) of two identical subtrees (preorder) that have no covered
-    vertex above them or at them to ``taken``; return how many.
+    vertex above them or at them to ``taken_1`` and ``taken_2``; return how many.
     """
     if covered_1.find(1, u, u + size) < 0 and covered_2.find(1, v, v + size) < 0:
-        taken.extend(zip(range(u, u + size), range(v, v + size), strict=True))
+        taken_1.extend(range(u, u + size))
+        taken_2.extend(range(v, v + size))
         return size
     blocked = np.flatnonzero(
         np.frombuffer(covered_1, dtype=np.uint8, count=size, offset=u)
@@ -195,7 +220,8 @@ def _take_identical(
     np.add.at(change, blocked, 1)
     np.add.at(change, blocked + sizes_1[u + blocked], -1)
     free = np.flatnonzero(np.cumsum(change[:size]) == 0)
-    taken.extend(zip((free + u).tolist(), (free + v).tolist(), strict=True))
+    taken_1.extend((free + u).tolist())
+    taken_2.extend((free + v).tolist())
     return len(free)
 
 
@@ -271,7 +297,7 @@ def _leaf_pair_weights(
 ) -> NDArray[np.float64]:
     """Return the weights of pairs with a leaf on either side (no matched children), vectorised.
 
-    Same arithmetic, in the same order, as ``_TemplateMatcher.shape``.
+    Same arithmetic, in the same order, as ``_pair_shape``.
     """
     attribute_gap = attribute_gaps[first.attribute_sets[1][u], second.attribute_sets[1][v]]
     count_u, count_v = first.child_counts[u], second.child_counts[v]
@@ -319,13 +345,16 @@ def template_comparison(
     bounds_left, position = len(bound_sizes), 0
     heap: list[tuple[int, float, int, int, bool]] = []
     attribute_gaps = _attribute_gaps(first, second)
-    matcher = _TemplateMatcher(first, second, attribute_gaps, penalty)
+    matcher = _TemplateMatcher(first, second, penalty)
     covered_1, covered_2 = bytearray(len(first)), bytearray(len(second))
     left_1, left_2 = len(first), len(second)
     weight_sum, matched, templates = 0.0, 0, 0
     single_1: list[int] = []
     single_2: list[int] = []
     single_weights: list[float] = []
+    # The fit of a template put back on the heap: still its fit when it is popped again if
+    # none of its vertices was covered meanwhile (covering only grows).
+    refits: dict[_PairKey, tuple[float, list[int], list[int]]] = {}
     while left_1 and left_2:
         while position < bounds_left and (
             covered_1[bound_1[position]] or covered_2[bound_2[position]]
@@ -336,6 +365,7 @@ def template_comparison(
             if position < bounds_left
             else None
         )
+        fitted = None
         if next_bound is not None and (not heap or next_bound < heap[0]):
             negative_size, loss, u, v, exact = next_bound
             position += 1
@@ -343,9 +373,16 @@ def template_comparison(
             negative_size, loss, u, v, exact = heapq.heappop(heap)
             if covered_1[u] or covered_2[v]:
                 continue
+            fitted = refits.pop((u, v), None)
+            if fitted is not None and (
+                any(map(covered_1.__getitem__, fitted[1]))
+                or any(map(covered_2.__getitem__, fitted[2]))
+            ):
+                fitted = None
         else:
             break
-        size, weight, taken = matcher.fit(u, v, covered_1, covered_2)
+        weight, taken_1, taken_2 = fitted or matcher.fit(u, v, covered_1, covered_2)
+        size = len(taken_1)
         if size == 1:  # reduced to its root: a single pair, taken in the sweep below
             single_1.append(u)
             single_2.append(v)
@@ -358,9 +395,12 @@ def template_comparison(
                 and entry > (bound_sizes[position], 0.0, bound_1[position], bound_2[position])
             ):  # another template may be larger now: look again later
                 heapq.heappush(heap, entry)
+                refits[(u, v)] = (weight, taken_1, taken_2)
                 continue
-        for a, b in taken:
-            covered_1[a] = covered_2[b] = 1
+        for a in taken_1:
+            covered_1[a] = 1
+        for b in taken_2:
+            covered_2[b] = 1
         left_1 -= size
         left_2 -= size
         weight_sum += weight
