@@ -221,11 +221,6 @@ def _detect_encoding(data: bytes) -> tuple[str | None, float]:
     return str(best.encoding), best.chaos
 
 
-def declared_encoding(data: bytes) -> str | None:
-    """Return the charset a page declares in its markup, if any."""
-    return html_body_declared_encoding(data)
-
-
 def parse_html(
     html: str | bytes, encoding: str | None = None, content_type: str | None = None
 ) -> lxml.html.HtmlElement:
