@@ -9,7 +9,6 @@ import pytest
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import (
-    absolute_url,
     advance_page_parameter,
     looks_like_page,
     next_page_url,
@@ -19,6 +18,7 @@ from websim_crawler.core.crawling import (
 )
 from websim_crawler.core.forms import find_search_form, rank_search_forms
 from websim_crawler.core.html import parse_html
+from websim_crawler.core.urls import absolute_url
 from websim_crawler.errors import ConfigError
 
 SITE = Path(__file__).resolve().parent / "site"

@@ -12,12 +12,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from lxml import etree
 
+from websim_crawler.core.html import document_base_url
 from websim_crawler.core.params import setting, validate
-from websim_crawler.core.urls import same_host_port
+from websim_crawler.core.urls import absolute_url, same_host_port
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,6 @@ def retry_after_seconds(value: str | None, now: datetime | None = None) -> float
     return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
-_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
 # Links to these are not pages (Scrapy's LinkExtractor skips a similar list).
 _NOT_PAGE_EXTENSIONS = frozenset(
     {
@@ -84,20 +84,6 @@ _PAGER_WORDS = _NEXT_WORDS | {
 }  # fmt: skip
 _NEXT_ARROWS = {"›": 5.0, ">": 5.0, "→": 5.0, "»": 4.0, ">>": 4.0, "⟩": 5.0}
 _WORD_EDGES = re.compile(r"^[\s«»‹›<>→←|.:…\-]+|[\s«»‹›<>→←|.:…\-]+$")
-
-
-def absolute_url(href: str, base_url: str) -> str | None:
-    """Resolve one ``href``; ``None`` for fragments, ``javascript:``, ``mailto:`` and the like."""
-    href = href.strip()
-    if not href or href.startswith("#") or href.lower().startswith(_SKIPPED_SCHEMES):
-        return None
-    try:
-        parts = urlsplit(urljoin(base_url, href))
-    except ValueError:  # malformed, e.g. an unclosed IPv6 bracket
-        return None
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return None
-    return urlunsplit(parts._replace(fragment=""))
 
 
 def looks_like_page(url: str) -> bool:
@@ -391,8 +377,7 @@ _TEMPLATE_NAMES = frozenset(
 
 def _links_with_region(root: etree._Element, base_url: str) -> Iterable[tuple[str, bool, str]]:
     """Yield each link's URL, whether it lies in a template region, and its label."""
-    base_hrefs = root.xpath("//base/@href")
-    base = urljoin(base_url, str(base_hrefs[0]).strip()) if base_hrefs else base_url
+    base = document_base_url(root, base_url)
     for anchor in root.xpath("//a[@href] | //area[@href]"):
         url = absolute_url(str(anchor.get("href")), base)
         if url is not None:

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import lxml.etree
 import lxml.html
@@ -19,6 +19,7 @@ from w3lib.encoding import (
     to_unicode,
 )
 
+from websim_crawler.core.urls import absolute_url
 from websim_crawler.errors import PageError
 
 # Elements whose content is never visible text (a noscript may be: see ``remove_invisible``).
@@ -80,8 +81,6 @@ _VOID_TAGS = frozenset(
 _TOO_DEEP: lxml.html.HtmlElement = lxml.html.HtmlElement()
 _SNIFF_BYTES = 4096
 _COUNTING_SLICE = 256 * 1024  # characters fed to the parser between two element counts
-# Absolute links with dot segments, brackets or white space still go through ``urljoin``.
-_NEEDS_JOIN_RE = re.compile(r"/\.|[\[\]\s]")
 # The Wayback Machine inserts its replay toolbar (links to the archive, capture dates) between
 # these comments in every archived capture it serves; it is not part of the archived page.
 _REPLAY_TOOLBAR_RE = re.compile(
@@ -472,36 +471,35 @@ def _document_elements(root: lxml.etree._Element, *tags: str) -> Iterator[lxml.e
         yield from following.iter(*tags)
 
 
-def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]:
-    """Return the page's absolute http(s) link targets, in order, without fragments or repeats."""
-    base = base_url or ""
-    base_href = None
-    hrefs = []
-    for element in _document_elements(root, "a", "area", "base"):
+def document_base_url(root: lxml.etree._Element, page_url: str | None) -> str:
+    """Return the URL a page's relative links resolve against (HTML's document base URL).
+
+    That is the first ``<base href>`` of the document resolved against the page URL, else the
+    page URL (``""`` when there is none); a base href that cannot be resolved is ignored.
+    """
+    base = page_url or ""
+    for element in _document_elements(root, "base"):
         href = element.get("href")
-        if href is None:
-            continue
-        if element.tag != "base":
-            hrefs.append(href)
-        elif base_href is None:
-            base_href = href
-    if base_href is not None:
-        base = urljoin(base, base_href.strip())
+        if href is not None:
+            try:
+                return urljoin(base, href.strip())
+            except ValueError:  # an unclosed IPv6 bracket: no usable base
+                return base
+    return base
+
+
+def outgoing_links(root: lxml.etree._Element, base_url: str | None) -> list[str]:
+    """Return the page's absolute http(s) link targets, in order, without fragments or repeats.
+
+    Each ``<a>``/``<area>`` href is resolved by ``core.urls.absolute_url`` against
+    ``document_base_url``, as the crawl resolves the links it follows.
+    """
+    base = document_base_url(root, base_url)
     seen: dict[str, None] = {}
-    for href in hrefs:
-        raw = href.strip()
-        if not raw or raw.startswith(("#", "javascript:", "mailto:", "tel:", "data:")):
-            continue
-        if raw.startswith(("http://", "https://")) and not _NEEDS_JOIN_RE.search(raw):
-            seen.setdefault(raw.split("#", 1)[0], None)  # already absolute and normal
-            continue
-        try:
-            absolute = urljoin(base, raw).split("#", 1)[0]
-            if ":" not in absolute:  # no scheme: a relative link without a base URL
-                continue
-            scheme = urlsplit(absolute).scheme
-        except ValueError:
-            continue
-        if scheme in ("http", "https"):
-            seen.setdefault(absolute, None)
+    for element in _document_elements(root, "a", "area"):
+        href = element.get("href")
+        if href is not None:
+            absolute = absolute_url(href, base)
+            if absolute is not None:
+                seen.setdefault(absolute, None)
     return list(seen)

@@ -17,7 +17,7 @@ import ipaddress
 import re
 from functools import cache
 from typing import NamedTuple
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from publicsuffixlist import PublicSuffixList
 
@@ -31,6 +31,12 @@ _WAYBACK_RE = re.compile(
     re.IGNORECASE,
 )
 _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
+# Links to these are never pages (Scrapy's LinkExtractor skips a similar list); every other
+# scheme but http(s) is left out too, once the link is resolved.
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
+# An absolute http(s) link already in its resolved form (up to the fragment, and unless its query
+# is empty): a host, then no white space or brackets. Most links of a page are such links.
+_RESOLVED_LINK_RE = re.compile(r"https?://[^\s/?#\[\]]+(?:[/?][^\s#\[\]]*)?(?:#.*)?", re.DOTALL)
 
 
 class _Authority(NamedTuple):
@@ -71,6 +77,33 @@ def normalize_url(url: str) -> str:
     parts = urlsplit(url.strip())
     netloc = _with_port(authority.host, authority.port)
     return urlunsplit((authority.scheme, netloc, parts.path or "/", parts.query, ""))
+
+
+def absolute_url(href: str, base_url: str | None) -> str | None:
+    """Resolve a link's ``href`` against a base URL: an absolute http(s) URL without fragment.
+
+    ``None`` for an empty href, a bare fragment, a skipped scheme (``javascript:``, ``mailto:``,
+    ``tel:``, ``data:``, ``ftp:``, ``file:``, ``about:``) or any other non-http(s) one, a URL
+    without a host, or one that cannot be split (an unclosed IPv6 bracket). An href with its own
+    http(s) host is taken as written; the result is the ``urlunsplit`` of the URL's parts (so an
+    empty query ``?`` goes, like the fragment). Every link of the crawl and the records goes here.
+    """
+    raw = href.strip()
+    if not raw or raw[0] == "#" or raw[:11].lower().startswith(_SKIPPED_SCHEMES):
+        return None
+    if raw.isascii() and _RESOLVED_LINK_RE.fullmatch(raw):
+        resolved = raw.split("#", 1)[0]
+        if not resolved.endswith("?"):
+            return resolved  # what the parts below give back, five times faster
+    try:
+        parts = urlsplit(raw)
+        if parts.scheme not in ("http", "https") or not parts.netloc:
+            parts = urlsplit(urljoin(base_url or "", raw))
+    except ValueError:
+        return None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return None
+    return urlunsplit(parts._replace(fragment=""))
 
 
 def page_key(url: str) -> str:
