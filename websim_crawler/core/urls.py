@@ -34,6 +34,16 @@ _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
 # Links to these are never pages (Scrapy's LinkExtractor skips a similar list); every other
 # scheme but http(s) is left out too, once the link is resolved.
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
+# Links to files with these extensions are not pages (Scrapy's LinkExtractor skips a similar
+# list).
+_NOT_PAGE_EXTENSIONS = frozenset(
+    {
+        "7z", "avi", "bin", "bmp", "bz2", "css", "csv", "doc", "docx", "exe", "gif", "gz",
+        "ico", "iso", "jpeg", "jpg", "js", "json", "m4a", "mov", "mp3", "mp4", "mpeg", "ogg",
+        "pdf", "png", "ppt", "pptx", "rar", "rss", "svg", "tar", "tgz", "tif", "tiff", "wav",
+        "webm", "webp", "woff", "woff2", "xls", "xlsx", "xml", "zip",
+    }
+)  # fmt: skip
 # An absolute http(s) link already in its resolved form (up to the fragment, and unless its query
 # is empty): a host, then no white space or brackets. Most links of a page are such links.
 _RESOLVED_LINK_RE = re.compile(r"https?://[^\s/?#\[\]]+(?:[/?][^\s#\[\]]*)?(?:#.*)?", re.DOTALL)
@@ -104,6 +114,15 @@ def absolute_url(href: str, base_url: str | None) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc:
         return None
     return urlunsplit(parts._replace(fragment=""))
+
+
+def looks_like_page(url: str) -> bool:
+    """Tell whether a URL may be an HTML page (not an image, archive, feed or document)."""
+    path = urlsplit(url).path
+    last_segment = path.rsplit("/", 1)[-1]
+    if "." not in last_segment:
+        return True
+    return last_segment.rsplit(".", 1)[-1].lower() not in _NOT_PAGE_EXTENSIONS
 
 
 def page_key(url: str) -> str:
