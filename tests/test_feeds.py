@@ -19,8 +19,14 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.cli import main
-from websim_crawler.core import io as feed_io
-from websim_crawler.core.io import ReadReport, incomplete_marker, iter_feeds, iter_jsonl, open_feed
+from websim_crawler.core.io import (
+    ReadReport,
+    feed_writer,
+    incomplete_marker,
+    iter_feeds,
+    iter_jsonl,
+    open_feed,
+)
 from websim_crawler.feeds import DurableFileFeedStorage
 
 REPO = Path(__file__).resolve().parents[1]
@@ -59,7 +65,7 @@ def test_feed_storage_writes_each_item_through_and_marks_the_feed_until_closed(
     feed = tmp_path / "out.jsonl"
     feed.write_bytes(b'{"url": "old"}\n')
     synced: list[int] = []
-    monkeypatch.setattr(feed_io.os, "fsync", lambda descriptor: synced.append(descriptor))
+    monkeypatch.setattr(feed_writer.os, "fsync", lambda descriptor: synced.append(descriptor))
     crawler = get_crawler(settings_dict={"WEBSIM_FEED_FSYNC": True})
     options: dict[str, Any] = {"format": "jsonlines", "overwrite": True}
     storage = build_from_crawler(DurableFileFeedStorage, crawler, str(feed), feed_options=options)

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.crawling import (
-    absolute_url,
     advance_page_parameter,
-    looks_like_page,
-    next_page_url,
+    next_page,
     record_links,
     site_template_links,
     url_shape,
 )
 from websim_crawler.core.forms import find_search_form, rank_search_forms
 from websim_crawler.core.html import parse_html
+from websim_crawler.core.urls import absolute_url, looks_like_page
 from websim_crawler.errors import ConfigError
 
 SITE = Path(__file__).resolve().parent / "site"
@@ -83,6 +83,12 @@ def test_query_box_is_picked_among_several_text_boxes() -> None:
 
 
 # --- next result page ---------------------------------------------------------------------------
+
+
+def next_page_url(root: Any, url: str, page_number: int, *, results_on_page: int = 0) -> str | None:
+    """Return the URL ``next_page`` leads to, or ``None``."""
+    found = next_page(root, url, page_number, results_on_page=results_on_page)
+    return found.url if found is not None else None
 
 
 def test_rel_next_wins_over_page_numbers() -> None:

@@ -1,4 +1,4 @@
-"""URL helpers: the normal form, the page key and the three senses of a URL's site."""
+"""URL helpers: the normal form, links resolved, the page key and the three senses of a site."""
 
 from __future__ import annotations
 
@@ -6,8 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from websim_crawler.core.crawling import site_template_links
+from websim_crawler.core.html import document_base_url, outgoing_links, parse_html
 from websim_crawler.core.similarity import LinkGraph
 from websim_crawler.core.urls import (
+    absolute_url,
     host_port_of,
     hostname_of,
     normalize_url,
@@ -107,3 +110,51 @@ def test_links_to_a_site_root_give_it_predecessors() -> None:
     pages = {"http://www.a.org/": ["http://a.org/x"], "http://a.org/x": ["http://a.org/"]}
     graph = LinkGraph({url: [page_key(link) for link in links] for url, links in pages.items()})
     assert graph.predecessors_of(["http://www.a.org/"]) == {"a.org/x"}
+
+
+@pytest.mark.parametrize(
+    ("href", "resolved"),
+    [
+        ("a.html#part", "http://x.org/docs/a.html"),
+        ("  /b?q=1  ", "http://x.org/b?q=1"),
+        ("//z.org/map", "http://z.org/map"),
+        ("http://y.org/b?#top", "http://y.org/b?"),  # an absolute link is kept as written
+        ("http://y.org/./b", "http://y.org/./b"),  # (joined first: urljoin keeps its path)
+        ("HTTP://Y.org/c", "http://Y.org/c"),  # joined: the scheme lower-cased
+        ("http:d", "http://x.org/docs/d"),  # no host of its own: resolved
+        ("#top", None),
+        ("", None),
+        ("JavaScript:go()", None),
+        ("mailto:a@x.org", None),
+        ("tel:+1", None),
+        ("data:text/html,x", None),
+        ("ftp://y.org/f", None),
+        ("file:///etc/passwd", None),
+        ("about:blank", None),
+        ("gopher://y.org/", None),  # any other scheme too
+        ("http:///p", "http:///p"),  # no host check: the page records always kept these
+        ("http://[broken/", None),
+    ],
+)
+def test_one_rule_resolves_links(href: str, resolved: str | None) -> None:
+    assert absolute_url(href, "http://x.org/docs/") == resolved
+
+
+def test_the_records_and_the_crawl_resolve_links_alike() -> None:
+    page = parse_html(
+        '<html><head><base href="/docs/"></head><body><a href="a.html#part">a</a>'
+        '<a href="JavaScript:go()">js</a><a href="ftp://y.org/f">ftp</a>'
+        '<a href="http://y.org/b?">b</a><a href="a.html">again</a>'
+        '<map><area href="//z.org/map"></map></body></html>'
+    )
+    links = ["http://x.org/docs/a.html", "http://y.org/b?", "http://z.org/map"]
+    assert document_base_url(page, "http://x.org/start") == "http://x.org/docs/"
+    assert outgoing_links(page, "http://x.org/start") == links  # page records
+    assert site_template_links(page, "http://x.org/start") == frozenset(links)  # the crawl
+    assert outgoing_links(page, None) == ["http://y.org/b?"]  # no page URL: absolute links only
+
+
+def test_a_base_that_cannot_be_resolved_is_ignored() -> None:
+    page = parse_html('<html><head><base href="http://[oops/"></head><a href="a">a</a></html>')
+    assert document_base_url(page, "http://x.org/d/p") == "http://x.org/d/p"
+    assert outgoing_links(page, "http://x.org/d/p") == ["http://x.org/d/a"]

@@ -18,7 +18,6 @@ from typing import Any, Protocol, cast
 
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.core.clustering.params import ClusteringParams
-from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.params import (
@@ -28,6 +27,7 @@ from websim_crawler.core.params import (
     validate,
 )
 from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.crawl_params import CrawlParams
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.errors import ConfigError
 from websim_crawler.pool import PoolParams

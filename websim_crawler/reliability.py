@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import logging
 import re
-from datetime import datetime
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from scrapy import Spider, signals
@@ -35,7 +36,6 @@ from twisted.python.failure import Failure
 from twisted.web.client import ResponseFailed
 
 from websim_crawler.config import websim_config
-from websim_crawler.core.crawling import retry_after_seconds
 from websim_crawler.core.io import atomic_write_json
 
 logger = logging.getLogger(__name__)
@@ -76,6 +76,22 @@ def failure_reason(failure: Failure) -> str:
         return "ignored"
     name = type(error).__name__ if error is not None else "unknown"
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().removesuffix("_error")
+
+
+def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:
+    """Read a Retry-After header: delay seconds or an HTTP date (RFC 9110, section 10.2.3)."""
+    if not value:
+        return None
+    text = value.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
 
 
 class RetryAfterMiddleware:

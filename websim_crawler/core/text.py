@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 import threading
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -73,11 +72,6 @@ _LIBSTEMMER_ONLY_NAMES = {
     "tr": "turkish",
     "yi": "yiddish",
 }
-
-
-def normalize_text(text: str) -> str:
-    """Fold Unicode compatibility forms and collapse runs of white space."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
 
 
 def tokenize(text: str) -> list[str]:

@@ -17,7 +17,7 @@ import ipaddress
 import re
 from functools import cache
 from typing import NamedTuple
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from publicsuffixlist import PublicSuffixList
 
@@ -32,6 +32,22 @@ _WAYBACK_RE = re.compile(
 )
 _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
 _ABSOLUTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)  # scheme:// or //
+# Links to these are never pages (Scrapy's LinkExtractor skips a similar list); every other
+# scheme but http(s) is left out too, once the link is resolved.
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
+# Links to files with these extensions are not pages (Scrapy's LinkExtractor skips a similar
+# list).
+_NOT_PAGE_EXTENSIONS = frozenset(
+    {
+        "7z", "avi", "bin", "bmp", "bz2", "css", "csv", "doc", "docx", "exe", "gif", "gz",
+        "ico", "iso", "jpeg", "jpg", "js", "json", "m4a", "mov", "mp3", "mp4", "mpeg", "ogg",
+        "pdf", "png", "ppt", "pptx", "rar", "rss", "svg", "tar", "tgz", "tif", "tiff", "wav",
+        "webm", "webp", "woff", "woff2", "xls", "xlsx", "xml", "zip",
+    }
+)  # fmt: skip
+# An href already absolute (no dot segments, brackets or white space) is taken as written: most
+# links of a page are such links, and joining them would change nothing but the time spent.
+_NEEDS_JOIN_RE = re.compile(r"/\.|[\[\]\s]")
 
 
 class _Authority(NamedTuple):
@@ -82,6 +98,38 @@ def is_http_url(url: str | None) -> bool:
         return bool(urlsplit(url.strip()).hostname)
     except ValueError:
         return False
+
+
+def absolute_url(href: str, base_url: str | None) -> str | None:
+    """Resolve a link's ``href`` against a base URL: an absolute http(s) URL without fragment.
+
+    An href that is already an absolute http(s) URL without dot segments, brackets or white
+    space is kept as written (its fragment dropped); any other is resolved by ``urljoin``
+    against ``base_url``. ``None`` for an empty href, a bare fragment, a skipped scheme
+    (``javascript:``, ``mailto:``, ``tel:``, ``data:``, ``ftp:``, ``file:``, ``about:``) or any
+    other non-http(s) one, a relative href without a base URL, or one that cannot be split (an
+    unclosed IPv6 bracket). The crawl's links and the page records' ``links`` are resolved here.
+    """
+    raw = href.strip()
+    if not raw or raw[0] == "#" or raw[:11].lower().startswith(_SKIPPED_SCHEMES):
+        return None
+    if raw.startswith(("http://", "https://")) and not _NEEDS_JOIN_RE.search(raw):
+        return raw.split("#", 1)[0]
+    try:
+        absolute = urljoin(base_url or "", raw).split("#", 1)[0]
+        scheme = urlsplit(absolute).scheme
+    except ValueError:
+        return None
+    return absolute if scheme in ("http", "https") else None
+
+
+def looks_like_page(url: str) -> bool:
+    """Tell whether a URL may be an HTML page (not an image, archive, feed or document)."""
+    path = urlsplit(url).path
+    last_segment = path.rsplit("/", 1)[-1]
+    if "." not in last_segment:
+        return True
+    return last_segment.rsplit(".", 1)[-1].lower() not in _NOT_PAGE_EXTENSIONS
 
 
 def page_key(url: str) -> str:

@@ -13,10 +13,10 @@ from twisted.python.failure import Failure
 from websim_crawler.browser.page import REFUSED_META
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import websim_config
-from websim_crawler.core.crawling import CrawlParams
 from websim_crawler.core.html import opened_tags, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of
+from websim_crawler.crawl_params import CrawlParams
 from websim_crawler.decoding import CONFIDENCE_META
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem

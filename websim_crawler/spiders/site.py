@@ -16,9 +16,8 @@ from typing import Any
 import scrapy
 from scrapy.http import Response
 
-from websim_crawler.core.crawling import looks_like_page
 from websim_crawler.core.html import outgoing_links
-from websim_crawler.core.urls import same_host_port
+from websim_crawler.core.urls import looks_like_page, same_host_port
 from websim_crawler.distributed import BUDGET
 from websim_crawler.errors import ConfigError
 from websim_crawler.spiders._args import parse_count, parse_http_url

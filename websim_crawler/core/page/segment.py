@@ -262,11 +262,6 @@ class Segment:
         return f"Segment({self.chunk_id!r}, {self.rule!r}, children={len(self.children)})"
 
     @property
-    def is_leaf(self) -> bool:
-        """Tell whether this segment holds no child chunk."""
-        return not self.children
-
-    @property
     def lines(self) -> tuple[Line, ...]:
         """Return the segment's own lines (one per block), spaces collapsed, blanks dropped."""
         if self._lines is None:
