@@ -72,11 +72,14 @@ def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
                 f"<html><head><title>Page {number}</title></head><body><nav><ul>{links}</ul>"
                 f"</nav><article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
             ).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the worker was killed mid-response, as round (c) means it to be
 
     return Handler
 
