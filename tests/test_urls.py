@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urljoin, urlsplit
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -158,3 +160,34 @@ def test_a_base_that_cannot_be_resolved_is_ignored() -> None:
     page = parse_html('<html><head><base href="http://[oops/"></head><a href="a">a</a></html>')
     assert document_base_url(page, "http://x.org/d/p") == "http://x.org/d/p"
     assert outgoing_links(page, "http://x.org/d/p") == ["http://x.org/d/a"]
+
+
+def _joined_by_urljoin(href: str, base: str) -> str | None:
+    """What ``absolute_url`` gave a relative href before its root-relative shortcut."""
+    absolute = urljoin(base, href.strip()).split("#", 1)[0]
+    return absolute if urlsplit(absolute).scheme in ("http", "https") else None
+
+
+@given(
+    href=st.lists(
+        st.sampled_from(["/", "a", "B.org", "?", "#", ";", ":", "@", "%2e", ".", "..", "x=1", "é"]),
+        max_size=7,
+    ).map(lambda parts: "/" + "".join(parts)),
+    scheme_relative=st.booleans(),
+    base=st.sampled_from(
+        [
+            "http://a.org/d/p.html",
+            "https://U:P@A.org:8080/d/",
+            "HTTP://a.org",
+            "http:///p",
+            "file:///x/y",
+            "",
+            "http://a.org/d/p?q#f",
+        ]
+    ),
+)
+def test_root_relative_links_resolve_as_urljoin_does(
+    href: str, scheme_relative: bool, base: str
+) -> None:
+    href = "/" + href if scheme_relative else href
+    assert absolute_url(href, base) == _joined_by_urljoin(href, base)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import NamedTuple
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
@@ -48,6 +48,9 @@ _NOT_PAGE_EXTENSIONS = frozenset(
 # An href already absolute (no dot segments, brackets or white space) is taken as written: most
 # links of a page are such links, and joining them would change nothing but the time spent.
 _NEEDS_JOIN_RE = re.compile(r"/\.|[\[\]\s]")
+# A root- or scheme-relative href that urljoin would only put after the base's host: ASCII, no
+# dot segments, brackets, white space, ';' parameters, or an empty query (urljoin drops the '?').
+_PLAIN_RELATIVE_RE = re.compile(r"(?!.*(?:/\.|[\[\]\s;]|\?(?:#|$)))[\x21-\x7e]+\Z")
 
 
 class _Authority(NamedTuple):
@@ -113,14 +116,36 @@ def absolute_url(href: str, base_url: str | None) -> str | None:
     raw = href.strip()
     if not raw or raw[0] == "#" or raw[:11].lower().startswith(_SKIPPED_SCHEMES):
         return None
-    if raw.startswith(("http://", "https://")) and not _NEEDS_JOIN_RE.search(raw):
-        return raw.split("#", 1)[0]
+    if raw.startswith(("http://", "https://")):
+        if not _NEEDS_JOIN_RE.search(raw):
+            return raw.split("#", 1)[0]
+    elif raw[0] == "/" and _PLAIN_RELATIVE_RE.match(raw):
+        # A third of a news page's links are root-relative: no path to resolve, so what
+        # urljoin would give is the base's scheme and host before the href.
+        origin = _http_origin(base_url or "")
+        if origin is None:
+            return None
+        scheme, netloc = origin
+        if raw[1:2] != "/":
+            return f"{scheme}://{netloc}{raw}".split("#", 1)[0]
+        if raw[2:3] not in ("", "/", "?", "#"):  # a host of its own (else urljoin keeps base's)
+            return f"{scheme}:{raw}".split("#", 1)[0]
     try:
         absolute = urljoin(base_url or "", raw).split("#", 1)[0]
         scheme = urlsplit(absolute).scheme
     except ValueError:
         return None
     return absolute if scheme in ("http", "https") else None
+
+
+@lru_cache(maxsize=256)
+def _http_origin(base_url: str) -> tuple[str, str] | None:
+    """Return the scheme and netloc of an http(s) base URL; ``None`` for any other base."""
+    try:
+        parts = urlsplit(base_url)
+    except ValueError:
+        return None
+    return (parts.scheme, parts.netloc) if parts.scheme in ("http", "https") else None
 
 
 def looks_like_page(url: str) -> bool:
