@@ -22,6 +22,7 @@ Usage::
 
     .venv/bin/python benchmarks/crawl.py                  # both rounds, workers 0, 1, 2, 4
     .venv/bin/python benchmarks/crawl.py --copies 1 --workers 2  # 181 records, one config
+    .venv/bin/python benchmarks/crawl.py --rounds a --repeat 5  # medians of 5 interleaved runs
 """
 
 from __future__ import annotations
@@ -288,6 +289,11 @@ def html_bytes(feed: Path) -> int:
     return total
 
 
+def median_run(runs: Sequence[Crawl]) -> Crawl:
+    """Return the run of median crawl time (the lower middle one of an even count)."""
+    return sorted(runs, key=lambda crawl: crawl.seconds)[(len(runs) - 1) // 2]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the rounds and print one table per round."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -298,6 +304,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", default="ab", help="a: no latency, b: 50-100 ms latency")
     parser.add_argument(
         "--concurrency", type=int, default=CONCURRENCY, help="requests at a time, both crawlers"
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="runs of every crawler, interleaved; each row is the run of median crawl time",
     )
     args = parser.parse_args(argv)
     pages = load_pages(args.copies)
@@ -315,14 +327,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             with tempfile.TemporaryDirectory(prefix="websim-crawl-bench-") as temporary:
                 folder = Path(temporary)
-                crawls = [bare_crawl(site, folder, args.concurrency)]
-                for workers in [*args.workers, None]:
-                    crawls.append(deepweb_crawl(site, folder, workers, max_pages, args.concurrency))
+                runs: list[list[Crawl]] = []
+                for _ in range(args.repeat):
+                    crawls = [bare_crawl(site, folder, args.concurrency)]
+                    for workers in [*args.workers, None]:
+                        crawls.append(
+                            deepweb_crawl(site, folder, workers, max_pages, args.concurrency)
+                        )
+                    runs.append(crawls)
+                crawls = [median_run(same) for same in zip(*runs, strict=True)]
                 feed_ratio = crawls[-1].feed_bytes / html_bytes(folder / "deepweb-default.jsonl")
         finally:
             site.close()
         bare = crawls[0].seconds
-        print(f"\n{title}")
+        print(f"\n{title}" + (f" (median of {args.repeat} runs)" if args.repeat > 1 else ""))
         print(
             "| crawler | items | crawl s | ratio vs bare | CPU s crawl process | CPU s workers "
             "| peak RSS MB (all processes) | feed MB |"
