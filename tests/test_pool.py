@@ -317,3 +317,17 @@ def _seconds(line: str) -> int:
     assert found, line
     hours, minutes, seconds = map(int, found.groups())
     return hours * 3600 + minutes * 60 + seconds
+
+
+def test_workers_that_cannot_start_fail_each_page_counted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine that cannot fork (no memory, a process limit): a counted failure per page."""
+    broken = pool_of(2)
+
+    def cannot_fork() -> Any:
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(broken, "_process_pool", cannot_fork)
+    broken.start()  # logged, not raised: the crawl goes on and counts its pages
+    outcome = broken.submit(b"<html><body><p>Honey bees.</p></body></html>", None).result()
+    assert (outcome.failed, outcome.record) == ("worker_crash", None)
+    assert "cannot run" in outcome.message and "unavailable" in outcome.message

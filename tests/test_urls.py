@@ -96,7 +96,7 @@ def test_same_host_port() -> None:
 
 
 @given(
-    host=st.sampled_from(["a.org", "www.a.org", "News.Example.COM", "127.0.0.1:8080"]),
+    host=st.sampled_from(["a.org", "www.a.org", "News.Example.COM", "127.0.0.1:8080", "[::1]:80"]),
     path=st.lists(st.sampled_from(["x", "y.html", "", "web", "2017"]), max_size=3),
     slash=st.booleans(),
     query=st.sampled_from(["", "?q=1", "?next=http://b.org/"]),
@@ -106,6 +106,12 @@ def test_a_page_key_is_its_own_key(host: str, path: list[str], slash: bool, quer
     url = f"http://{host}/{'/'.join(path)}{'/' if slash else ''}{query}"
     key = page_key(url)
     assert page_key(key) == key
+
+
+def test_page_keys_of_other_schemes_and_ipv6_hosts() -> None:
+    assert page_key("http://[::1]:8000/x/") == "[::1]/x"
+    assert page_key("mailto:a@b.org") == "a@b.org"  # not the site root of b.org
+    assert page_key("//cdn.a.org/lib.js") == "cdn.a.org/lib.js"
 
 
 def test_links_to_a_site_root_give_it_predecessors() -> None:

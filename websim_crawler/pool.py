@@ -247,7 +247,10 @@ class AnalysisPool:
         """Start the worker processes now rather than on the first page (blocks while they
         start: call it from a thread)."""
         if self.workers:
-            self._process_pool().schedule(os.getpid)  # any task starts pebble's pool
+            try:
+                self._process_pool().schedule(os.getpid)  # any task starts pebble's pool
+            except (OSError, RuntimeError) as exc:  # each page then fails, counted
+                logger.error("the analysis workers cannot start: %s", exc)
 
     def submit(
         self,
@@ -270,11 +273,19 @@ class AnalysisPool:
                 analysed.set_exception(exc)
             outcome.set_result(self._recorded(self._outcome_of(analysed)))
             return outcome
-        scheduled = self._process_pool().schedule(
-            analyse_task,
-            args=(task, self.params, self.chunk_detail),
-            timeout=self.pool_params.timeout or None,
-        )
+        try:
+            scheduled = self._process_pool().schedule(
+                analyse_task,
+                args=(task, self.params, self.chunk_detail),
+                timeout=self.pool_params.timeout or None,
+            )
+        except (OSError, RuntimeError) as exc:  # no workers could be started: counted per page
+            outcome.set_result(
+                PageOutcome(
+                    failed="worker_crash", message=f"the analysis workers cannot run: {exc}"
+                )
+            )
+            return outcome
         scheduled.add_done_callback(
             lambda future: outcome.set_result(self._recorded(self._outcome_of(future)))
         )

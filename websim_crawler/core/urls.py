@@ -31,7 +31,8 @@ _WAYBACK_RE = re.compile(
     re.IGNORECASE,
 )
 _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
-_ABSOLUTE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.IGNORECASE)  # scheme:// or //
+# A URL that names a scheme (``http:``, ``mailto:``) or starts scheme-relative (``//``).
+_SCHEMED_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.IGNORECASE)
 # Links to these are never pages (Scrapy's LinkExtractor skips a similar list); every other
 # scheme but http(s) is left out too, once the link is resolved.
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "about:")
@@ -162,20 +163,23 @@ def page_key(url: str) -> str:
 
     The key is ``host/path[?query]``: a Wayback Machine capture stands for its original URL, the
     scheme, port, user info, fragment, ``www.`` and trailing slashes are dropped and the host is
-    lower-cased, so ``https://www.a.org/x/`` and an archived ``http://a.org/x`` share one key.
-    A key is its own key (a site's root ``a.org/`` stays ``a.org/``), so keying twice is harmless.
+    lower-cased (an IPv6 host kept in brackets), so ``https://www.a.org/x/`` and an archived
+    ``http://a.org/x`` share one key. The key of an http(s) URL is its own key (a site's root
+    ``a.org/`` stays ``a.org/``), so keying twice is harmless.
     """
     url = url.strip()
     wrapped = _WAYBACK_RE.match(url)
     if wrapped:
         url = "http://" + _SCHEME_RE.sub("", wrapped.group(1))
-    elif not _ABSOLUTE_RE.match(url):
-        url = "//" + url  # a key, or a URL without its scheme: the host comes first
+    elif not _SCHEMED_RE.match(url):
+        url = "//" + url  # a key (no scheme, no port): the host comes first
     try:
         parts = urlsplit(url)
     except ValueError:
         return url
     host = (parts.hostname or "").removeprefix("www.")
+    if ":" in host:
+        host = f"[{host}]"
     path = parts.path.rstrip("/") or "/"
     return f"{host}{path}?{parts.query}" if parts.query else f"{host}{path}"
 
