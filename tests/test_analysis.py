@@ -5,12 +5,21 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections import Counter
+from pathlib import Path
 
 import lxml.etree
 import lxml.html
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from websim_crawler.core.html import page_title, parse_document, parse_html, remove_invisible
+from websim_crawler.core.html import (
+    opened_tags_over,
+    page_title,
+    parse_document,
+    parse_html,
+    remove_invisible,
+)
 from websim_crawler.core.page import (
     AnalysisParams,
     Chunk,
@@ -26,6 +35,8 @@ from websim_crawler.core.page import (
     title_word_relevancy,
 )
 from websim_crawler.errors import ConfigError, PageError
+
+SITE_PAGES = Path(__file__).parent / "site" / "records"
 
 ARTICLE_PAGE = """<html><head><title>Fuzzy clustering of web pages</title></head><body>
 <div id="header"><a href="/">Home</a> <a href="/about">About us</a> <a href="/c">Contact</a></div>
@@ -226,6 +237,25 @@ def test_to_dict_is_json_serialisable() -> None:
     assert {"chunk_id", "fate", "weight", "hyperlink_percentage"} <= set(again["chunks"][0])
 
 
+@pytest.mark.parametrize("chunk_detail", ["main", "none"])
+def test_analysis_building_fewer_chunks_gives_the_same_record(chunk_detail: str) -> None:
+    pages = [ARTICLE_PAGE, *(path.read_bytes() for path in sorted(SITE_PAGES.glob("*.html")))]
+    for page in pages:
+        full = analyse_page(page, "http://example.com/a")
+        lean = analyse_page(page, "http://example.com/a", chunk_detail=chunk_detail)
+        assert lean.to_dict(chunk_detail) == full.to_dict(chunk_detail)
+        assert (
+            lean.counts()
+            == full.counts()
+            == Counter(chunk.fate for chunk in full.chunks if chunk.fate != "container")
+        )
+    assert lean.chunk_detail == chunk_detail
+    with pytest.raises(ValueError, match="built"):
+        lean.to_dict("full")
+    with pytest.raises(ValueError, match="chunk_detail"):
+        analyse_page(ARTICLE_PAGE, chunk_detail="some")
+
+
 @pytest.mark.parametrize(
     ("page", "reason"),
     [
@@ -258,6 +288,35 @@ def test_twenty_megabyte_page_is_analysed() -> None:
     assert analysis.keywords["river"] >= 1
     with pytest.raises(PageError, match="WEBSIM_MAX_ELEMENTS"):
         analyse_page(page, params=AnalysisParams(max_elements=10_000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(["<b>", "<i", "</b>", "<", "x", "<p>", "<a<a", " "]), max_size=60
+    ),
+    limit=st.integers(min_value=1, max_value=30),
+)
+def test_a_page_is_counted_whenever_it_could_be_over_the_element_limit(
+    pieces: list[str], limit: int
+) -> None:
+    text = "".join(pieces)
+    opened = opened_tags_over(text, limit)
+    assert opened == 0 or opened > limit
+    if not opened:  # skipped: parsing makes at most the limit plus the parser's own elements
+        root = parse_document(f"<html><body>{text}</body></html>")
+        made = sum(1 for _element in root.iter()) - 2
+        assert made <= limit + 2
+
+
+def test_only_a_page_over_the_element_limit_is_parsed_counting() -> None:
+    assert opened_tags_over("<div>" * 10, 10) == 0
+    assert opened_tags_over("<div>" * 11, 10) == 11
+    assert opened_tags_over("</div>" * 11, 10) == 0  # closing tags open nothing
+    page = "<html><body>" + "<div>7</div>" * 101 + "</body></html>"
+    with pytest.raises(PageError, match="WEBSIM_MAX_ELEMENTS"):
+        analyse_page(page, params=AnalysisParams(max_elements=100))
+    assert analyse_page(page, params=AnalysisParams(max_elements=200)).main_text
 
 
 def test_deeply_nested_page_is_analysed() -> None:

@@ -331,3 +331,17 @@ def test_workers_that_cannot_start_fail_each_page_counted(monkeypatch: pytest.Mo
     outcome = broken.submit(b"<html><body><p>Honey bees.</p></body></html>", None).result()
     assert (outcome.failed, outcome.record) == ("worker_crash", None)
     assert "cannot run" in outcome.message and "unavailable" in outcome.message
+
+
+@pytest.mark.parametrize("fork_from_caller", [False, True])
+def test_workers_are_forked_warm(fork_from_caller: bool) -> None:
+    warm = AnalysisPool(
+        AnalysisParams(), PoolParams(workers=1), "main", fork_from_caller=fork_from_caller
+    )
+    try:
+        # Before any page, the worker already holds the keyword memo the warm-up page filled.
+        memo = "__import__('websim_crawler.core.text').core.text._keyword_table.cache_info()"
+        probe = warm._process_pool().schedule(eval, args=(f"{memo}.currsize",))
+        assert probe.result(timeout=60) >= 1
+    finally:
+        warm.close()

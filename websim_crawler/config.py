@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.neardup.params import NeardupParams
-from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.page import CHUNK_DETAILS, AnalysisParams
 from websim_crawler.core.params import (
     SettingsLike,
     params_from_settings,
@@ -45,7 +45,7 @@ class ItemFieldParams:
         "main",
         "WEBSIM_CHUNK_DETAIL",
         "chunks written to items: full (every chunk), main (main-content chunks) or none",
-        choices=("full", "main", "none"),
+        choices=CHUNK_DETAILS,
     )
     drop_html: bool = setting(
         False, "WEBSIM_DROP_HTML", "remove the HTML from items once analysed (smaller feeds)"

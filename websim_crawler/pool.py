@@ -46,8 +46,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 _MEGABYTE = 1024 * 1024
-# Modules every worker needs, imported once by the fork server instead of by each worker.
-_PRELOAD = ["websim_crawler.pool"]
+# Imported once by the fork server instead of by each worker: the analysis, loaded and warmed.
+_PRELOAD = ["websim_crawler.pool_warmup"]
 
 
 @dataclass(frozen=True)
@@ -130,6 +130,7 @@ def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> P
             params=params,
             content_type=task.content_type,
             site_memory=snapshot,
+            chunk_detail=chunk_detail,
         )
     except PageError as exc:
         return PageOutcome(dropped=exc.reason, message=str(exc))
@@ -148,19 +149,24 @@ def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> P
     )
 
 
-# Analysed once by every new worker before its first page, so that the language model and the
-# stemmers it loads on first use count neither against the first page's time nor its memory cap.
+# Analysed once by the process that forks the workers (the fork server, or the caller), so that
+# the language model and the stemmers it loads on first use are in every worker before its first
+# page: they count neither against that page's time nor its memory cap, and are loaded once.
 _WARM_UP_PAGE = (
     "<html><head><title>Warm-up</title></head><body><div><p>The analysis loads its language "
-    "model and stemmers once, on this page, before the worker takes its first task.</p></div>"
+    "model and stemmers once, on this page, before the workers are forked.</p></div>"
     "</body></html>"
 )
 
 
-def _start_worker(memory_limit_mb: int) -> None:
-    """Prepare a worker: Ctrl-C is the crawl's to handle, caches are warm, memory is capped."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+def warm_up() -> None:
+    """Load what the analysis loads on first use, by analysing a small page."""
     analyse_page(_WARM_UP_PAGE)
+
+
+def _start_worker(memory_limit_mb: int) -> None:
+    """Prepare a worker (forked warm): Ctrl-C is the crawl's to handle, memory is capped."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if memory_limit_mb:
         _cap_address_space(memory_limit_mb * _MEGABYTE)
 
@@ -233,7 +239,9 @@ class AnalysisPool:
             from pebble import ProcessPool
 
             context = multiprocessing.get_context("fork" if self.fork_from_caller else "forkserver")
-            if not self.fork_from_caller:
+            if self.fork_from_caller:
+                warm_up()
+            else:
                 context.set_forkserver_preload(_PRELOAD)
             self._pool = ProcessPool(
                 max_workers=self.workers,

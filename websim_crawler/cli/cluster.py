@@ -95,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
                     url if isinstance(url, str) else None,
                     params=config.analysis,
                     site_memory=site_memory,
+                    chunk_detail="none",
                 )
                 keywords, main_text, language = (
                     analysis.keywords,

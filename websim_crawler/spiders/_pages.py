@@ -13,7 +13,7 @@ from twisted.python.failure import Failure
 from websim_crawler.browser.page import REFUSED_META
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import websim_config
-from websim_crawler.core.html import opened_tags, outgoing_links, page_title
+from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of
 from websim_crawler.crawl_params import CrawlParams
@@ -101,8 +101,8 @@ class WebsimSpider(scrapy.Spider):
         parsing it here would stop the crawl (and the analysis would drop it).
         """
         if isinstance(response, HtmlResponse):
-            tags = opened_tags(response.text)
-            if tags > self.max_elements:
+            tags = opened_tags_over(response.text, self.max_elements)
+            if tags:
                 self.count("websim/pages/skipped/too_many_elements")
                 logger.warning(
                     "skipped %s: its markup opens %d tags, over WEBSIM_MAX_ELEMENTS (%d)",

@@ -16,7 +16,7 @@ from websim_crawler.core.html.decoding import (
 )
 from websim_crawler.core.html.links import document_base_url, outgoing_links
 from websim_crawler.core.html.metadata import declared_language, page_title, stated_url
-from websim_crawler.core.html.parsing import opened_tags, parse_document, parse_html
+from websim_crawler.core.html.parsing import opened_tags_over, parse_document, parse_html
 from websim_crawler.core.html.visibility import remove_invisible
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
     "decode_page",
     "document_base_url",
     "doubtful_text",
-    "opened_tags",
+    "opened_tags_over",
     "outgoing_links",
     "page_title",
     "parse_document",

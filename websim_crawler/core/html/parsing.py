@@ -73,10 +73,15 @@ def parse_document(
     return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser, max_elements)
 
 
-def opened_tags(text: str) -> int:
-    """Count the ``<`` of the markup that close nothing: an upper bound on the elements that
-    parsing it makes (besides the few a parser adds itself), found at the speed of memory."""
-    return text.count("<") - text.count("</")
+def opened_tags_over(text: str, limit: int) -> int:
+    """Return the count of the ``<`` of the markup that close nothing when it is over ``limit``,
+    else 0: an upper bound on the elements that parsing it makes (besides the few a parser adds
+    itself), found at the speed of memory. Each opened tag takes two characters at least, so a
+    text of at most ``2 * limit`` characters is under the limit without counting."""
+    if len(text) <= 2 * limit:
+        return 0
+    opened = text.count("<") - text.count("</")
+    return opened if opened > limit else 0
 
 
 def _parse_page(
@@ -102,7 +107,7 @@ def _parse_page(
     if not text or text.isspace():
         raise PageError("empty", "the page has no content")
     # Every element starts with "<": a page with fewer is under any element limit.
-    if max_elements is not None and opened_tags(text) > max_elements:
+    if max_elements is not None and opened_tags_over(text, max_elements):
         root = _parse_counting(text, max_elements)
     else:
         root = _parse_text(text, parser_class)

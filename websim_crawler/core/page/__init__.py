@@ -19,6 +19,7 @@ from websim_crawler.core.page.lines import boilerplate_line, short_edge_line, te
 from websim_crawler.core.page.params import AnalysisParams
 from websim_crawler.core.page.position import box_position_ratio, interval_position_ratio
 from websim_crawler.core.page.records import (
+    CHUNK_DETAILS,
     CONTAINER,
     DUPLICATE,
     KEPT,
@@ -41,6 +42,7 @@ from websim_crawler.core.page.site_memory import (
 
 __all__ = [
     "BLOCK_TAGS",
+    "CHUNK_DETAILS",
     "CONTAINER",
     "DUPLICATE",
     "KEPT",

@@ -49,6 +49,7 @@ from websim_crawler.core.page.main import choose_main_chunks
 from websim_crawler.core.page.params import DEFAULT_PARAMS, AnalysisParams
 from websim_crawler.core.page.position import box_position_ratio, interval_position_ratio
 from websim_crawler.core.page.records import (
+    CHUNK_DETAILS,
     ChunkTree,
     LeafChunk,
     PageAnalysis,
@@ -69,11 +70,25 @@ def analyse_page(
     content_type: str | None = None,
     language: str | None = None,
     site_memory: TemplateMemory | None = None,
+    chunk_detail: str = "full",
 ) -> PageAnalysis:
-    """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be."""
+    """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be.
+
+    ``chunk_detail`` (``CHUNK_DETAILS``) says which chunk records to build: every chunk, the
+    main-content chunks, or none, when the caller keeps no more (``WEBSIM_CHUNK_DETAIL``).
+    """
+    if chunk_detail not in CHUNK_DETAILS:
+        raise ValueError(f"chunk_detail must be one of {CHUNK_DETAILS}, not {chunk_detail!r}")
     with _collector_paused():
         return _analyse_page(
-            html, url, params or DEFAULT_PARAMS, encoding, content_type, language, site_memory
+            html,
+            url,
+            params or DEFAULT_PARAMS,
+            encoding,
+            content_type,
+            language,
+            site_memory,
+            chunk_detail,
         )
 
 
@@ -104,6 +119,7 @@ def _analyse_page(
     content_type: str | None,
     language: str | None,
     site_memory: TemplateMemory | None,
+    chunk_detail: str,
 ) -> PageAnalysis:
     if len(html) > params.max_page_bytes:
         raise PageError(
@@ -145,7 +161,7 @@ def _analyse_page(
 
     main_ids, main_leaves = choose_main_chunks(tree, leaves, params)
     main_text, keywords = main_content(main_leaves, title, lang, params)
-    chunks = chunk_records(tree, leaves, {leaf.index for leaf in main_leaves})
+    chunks = chunk_records(tree, leaves, {leaf.index for leaf in main_leaves}, chunk_detail)
     return PageAnalysis(
         url=url,
         title=title,
@@ -157,6 +173,8 @@ def _analyse_page(
         links=links,
         encoding=page_encoding,
         encoding_confidence=confidence,
+        chunk_detail=chunk_detail,
+        fates=dict(Counter(leaf.fate for leaf in leaves)),
     )
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from websim_crawler.core.page.segment import Segment
 
 KEPT, NOISE, DUPLICATE, CONTAINER = "kept", "noise", "duplicate", "container"
+# Which chunk records an analysis builds and a record holds (``WEBSIM_CHUNK_DETAIL``).
+CHUNK_DETAILS = ("full", "main", "none")
 
 
 @dataclass(frozen=True)
@@ -65,12 +68,21 @@ class PageAnalysis:
     # already decoded, whose confidence is ``doubtful`` only when it holds many U+FFFD.
     encoding: str | None = None
     encoding_confidence: str | None = None
+    # Which records ``chunks`` holds (``CHUNK_DETAILS``: every chunk, the main-content chunks or
+    # none), as ``analyse_page`` was asked, and the leaf chunks of the page by fate (all of them).
+    chunk_detail: str = "full"
+    fates: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
         its recursive deep copy took a third of ``websim extract``'s time), with every chunk
         (``full``), the main-content chunks (``main``) or none (``none``: no ``chunks`` key), as
-        ``WEBSIM_CHUNK_DETAIL`` says."""
+        ``WEBSIM_CHUNK_DETAIL`` says; the analysis must have built at least those chunks."""
+        if CHUNK_DETAILS.index(chunk_detail) < CHUNK_DETAILS.index(self.chunk_detail):
+            raise ValueError(
+                f"chunk detail {chunk_detail!r} asked of an analysis that built "
+                f"{self.chunk_detail!r} chunk records"
+            )
         record: dict[str, Any] = {
             "url": self.url,
             "title": self.title,
@@ -93,7 +105,7 @@ class PageAnalysis:
 
     def counts(self) -> Counter[str]:
         """Count the leaf chunks by fate (for stats)."""
-        return Counter(chunk.fate for chunk in self.chunks if chunk.fate != CONTAINER)
+        return Counter(self.fates)
 
 
 @dataclass(slots=True)
@@ -169,19 +181,29 @@ def _rounded(value: float) -> float:
     return value if value == 0.0 or value == 1.0 else round(value, 6)
 
 
-def chunk_records(tree: ChunkTree, leaves: list[LeafChunk], main: set[int]) -> tuple[Chunk, ...]:
-    """Build the ``Chunk`` records, each from all its fields at once (no frozen per-field
-    setattr)."""
+def chunk_records(
+    tree: ChunkTree, leaves: list[LeafChunk], main: set[int], chunk_detail: str = "full"
+) -> tuple[Chunk, ...]:
+    """Build the ``Chunk`` records of every chunk (``full``) or of the main-content chunks
+    (``main``), each from all its fields at once (no frozen per-field setattr)."""
+    if chunk_detail == "none":
+        return ()
     by_index: list[LeafChunk | None] = [None] * len(tree.nodes)
-    kept_weight = [0.0] * len(tree.nodes)
     for chunk_leaf in leaves:
         by_index[chunk_leaf.index] = chunk_leaf
-        if chunk_leaf.fate == KEPT:
-            kept_weight[chunk_leaf.index] = chunk_leaf.weight
-    weightage = tree.totals(kept_weight)
+    if chunk_detail == "main":  # leaves only: no container weightage to sum
+        orders: Iterable[int] = sorted(main)
+        weightage: list[float] = []
+    else:
+        orders = range(len(tree.nodes))
+        kept = [0.0] * len(tree.nodes)
+        for chunk_leaf in leaves:
+            if chunk_leaf.fate == KEPT:
+                kept[chunk_leaf.index] = chunk_leaf.weight
+        weightage = tree.totals(kept)
     records: list[Chunk] = []
-    for order, node in enumerate(tree.nodes):
-        leaf = by_index[order]
+    for order in orders:
+        node, leaf = tree.nodes[order], by_index[order]
         if leaf is None and not node.children:
             continue
         fields: dict[str, Any] = {

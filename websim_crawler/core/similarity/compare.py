@@ -129,7 +129,7 @@ def _analyse(
     if not html:
         return {}, []
     try:
-        analysis = analyse_page(html, url, params=analysis_params)
+        analysis = analyse_page(html, url, params=analysis_params, chunk_detail="none")
     except PageError as exc:
         problems.append(f"analysis: {exc}")
         return {}, []
