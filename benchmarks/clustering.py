@@ -418,7 +418,8 @@ def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
         f"\n## auto number of clusters (default job: {DEFAULTS.validity_index}, "
         f"max {DEFAULTS.max_clusters}; mean of {seeds} seeds)"
     )
-    header = ["set", "pages", "true k", "chosen k", "NMI auto", "NMI true k", "auto s", "ok"]
+    header = ["set", "pages", "true k", "chosen k", "k error", "NMI auto", "NMI true k", "auto s"]
+    header.append("ok")
     print(" | ".join(header))
     for data in sets:
         documents = [Document(f"doc:{i}", kw) for i, kw in enumerate(data.keywords)]
@@ -438,7 +439,8 @@ def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
         verdict = "yes" if gap <= 0.03 and k_error <= 0.25 else "no"
         print(
             f"{data.name} | {len(auto.documents)} | {true_k} | "
-            f"{'/'.join(str(k) for k in chosen)} | {np.mean(auto_nmi):.3f} | "
+            f"{'/'.join(str(k) for k in chosen)} | {np.mean(chosen) / true_k - 1:+.0%} | "
+            f"{np.mean(auto_nmi):.3f} | "
             f"{np.mean(fixed_nmi):.3f} | {np.mean(seconds):.1f} | {verdict}",
             flush=True,
         )

@@ -25,7 +25,7 @@ from websim_crawler.core.clustering import (
     render_html,
     tfidf_vectors,
 )
-from websim_crawler.core.clustering.auto import coarse_grid, upper_bound
+from websim_crawler.core.clustering.auto import choose_n_clusters, coarse_grid, upper_bound
 from websim_crawler.core.text import keyword_tokens
 from websim_crawler.errors import ConfigError
 
@@ -213,9 +213,55 @@ def test_auto_recovers_the_number_of_topics(true_k: int) -> None:
     upper = min(12, len(documents) // 5)
     assert set(coarse_grid(upper)) <= set(tried) <= set(range(2, upper + 1))
     assert tried == sorted(tried)
-    xie_beni = {score.n_clusters: score.xie_beni for score in result.candidates}
+    xie_beni = {score.n_clusters: score.xie_beni_median for score in result.candidates}
     assert xie_beni[true_k] <= 1.1 * min(xie_beni.values())  # the fewest within 10% of the best
     assert all(xie_beni[k] > 1.1 * min(xie_beni.values()) for k in xie_beni if k < true_k)
+
+
+def test_fit_keeps_every_restarts_xie_beni() -> None:
+    data, _ = blobs()
+    model = FuzzyCMeans(3, n_init=4, random_state=0).fit(data)
+    assert model.restart_xie_beni_.shape == (4,)
+    assert model.xie_beni_ in model.restart_xie_beni_  # the lowest-objective run is one of them
+    single = FuzzyCMeans(1, n_init=2, random_state=0).fit(data)
+    assert np.isnan(single.restart_xie_beni_).all()
+
+
+class _StubModel:
+    """A fitted-looking model whose Xie-Beni values are given."""
+
+    def __init__(self, n_clusters: int, restarts: list[float]) -> None:
+        self.n_clusters = n_clusters
+        self.restart_xie_beni_ = np.array(restarts)
+        self.xie_beni_ = min(restarts)  # the lowest-objective run happens to be the lucky one
+        self.partition_coefficient_ = self.partition_entropy_ = self.objective_ = 0.5
+
+    def fit(self, data: Any) -> _StubModel:
+        return self
+
+
+def test_auto_reads_the_median_xie_beni_of_the_restarts_not_one_lucky_run() -> None:
+    restarts = {k: [1.0, 1.0, 1.0] for k in range(2, 21)}
+    restarts[6] = [0.70, 0.72, 0.75]  # every restart agrees: a real minimum
+    restarts[15] = [0.50, 1.40, 1.50]  # one lucky run; the other two split a cluster in two
+    model, scores = choose_n_clusters(np.zeros((100, 2)), 20, lambda k: _StubModel(k, restarts[k]))
+    assert model.n_clusters == 6  # the lowest single run (0.50 at 15) would have chosen 15
+    by_k = {score.n_clusters: score for score in scores}
+    assert by_k[15].xie_beni == 0.5 and by_k[15].xie_beni_median == 1.4
+
+
+def test_auto_recovers_planted_blobs_beyond_sqrt_n() -> None:
+    rng = np.random.default_rng(3)
+    n_blobs, per_blob = 30, 10  # 300 points: sqrt(N) is 17, the search goes up to N / 5 = 60
+    means = rng.normal(0, 1, size=(n_blobs, 20))
+    data = np.vstack([rng.normal(mean, 0.08, size=(per_blob, 20)) for mean in means])
+    truth = np.repeat(np.arange(n_blobs), per_blob)
+    model, scores = choose_n_clusters(
+        data, upper_bound(len(data), 100), lambda k: FuzzyCMeans(k, n_init=3, random_state=0)
+    )
+    assert model.n_clusters == n_blobs
+    assert agreement(np.asarray(model.membership_.argmax(axis=1)), truth) > 0.99
+    assert max(score.n_clusters for score in scores) == 60
 
 
 def test_auto_finds_many_small_topics_beyond_sqrt_n() -> None:

@@ -8,12 +8,16 @@ scored by the fuzzy validity indices (partition coefficient and entropy, Bezdek 
 1991). Xie-Beni (compactness over the closest centres' separation) keeps drifting down as the
 number of clusters grows, so ``xie_beni`` takes the fewest clusters whose index is within
 ``XIE_BENI_TOLERANCE`` of the lowest one (a parsimony rule, like the one-standard-error rule).
+The closest pair of centres makes one run's Xie-Beni noisy (one lucky run at a large number of
+clusters moves the lowest value, and with it the choice), so a candidate is scored by the
+median Xie-Beni of its restarts rather than by that of its lowest-objective run alone.
 """
 
 from __future__ import annotations
 
 import logging
 import math
+import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -41,9 +45,12 @@ class CandidateScore:
     partition_entropy: float
     xie_beni: float
     objective: float
+    xie_beni_median: float  # over the restarts; the ``xie_beni`` rule reads this one
 
     def value(self, index: str) -> float:
-        """Return the named single index."""
+        """Return the named single index (for ``xie_beni``, the median over the restarts)."""
+        if index == "xie_beni":
+            return self.xie_beni_median
         return float(getattr(self, index))
 
 
@@ -87,6 +94,7 @@ def choose_n_clusters(
             partition_entropy=model.partition_entropy_,
             xie_beni=model.xie_beni_,
             objective=model.objective_,
+            xie_beni_median=_median(model),
         )
         models[n_clusters], scores[n_clusters] = model, score
         if on_candidate is not None:
@@ -112,6 +120,14 @@ def choose_n_clusters(
         upper,
     )
     return models[chosen], [scores[k] for k in sorted(scores)]
+
+
+def _median(model: FuzzyCMeans) -> float:
+    """Return the median Xie-Beni index of the model's restarts (NaN for one cluster)."""
+    values = [float(value) for value in model.restart_xie_beni_]
+    if not values or any(math.isnan(value) for value in values):
+        return math.nan
+    return float(statistics.median(values))
 
 
 def _best(scores: list[CandidateScore], index: str) -> int:

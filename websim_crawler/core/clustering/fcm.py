@@ -35,7 +35,8 @@ class FuzzyCMeans:
 
     ``init`` is ``"k-means++"`` (D^2 seeding, Arthur & Vassilvitskii 2007), ``"random"`` (distinct
     random rows) or an array of initial centres. ``tol`` bounds the largest change of a membership
-    between two iterations. The best of ``n_init`` runs (lowest objective) is kept.
+    between two iterations. The best of ``n_init`` runs (lowest objective) is kept;
+    ``restart_xie_beni_`` holds every run's Xie-Beni index, in run order.
     """
 
     def __init__(
@@ -73,10 +74,12 @@ class FuzzyCMeans:
         rng = np.random.default_rng(self.random_state)
         row_norms = _squared_row_norms(data)
         best: _Run | None = None
+        restart_xie_beni: list[float] = []
         n_runs = 1 if isinstance(self.init, np.ndarray) else self.n_init
         for run_index in range(n_runs):
             centers = self._initial_centers(data, row_norms, rng)
             run = self._run(data, row_norms, centers)
+            restart_xie_beni.append(xie_beni(run.objective, run.centers, n_samples, self.metric))
             logger.debug(
                 "fcm run %d: objective %.6g after %d iterations",
                 run_index,
@@ -95,6 +98,7 @@ class FuzzyCMeans:
         self.partition_coefficient_ = partition_coefficient(best.membership)
         self.partition_entropy_ = partition_entropy(best.membership)
         self.xie_beni_ = xie_beni(best.objective, best.centers, n_samples, self.metric)
+        self.restart_xie_beni_ = np.array(restart_xie_beni)
         return self
 
     def fit_predict(self, X: Matrix, y: object = None) -> NDArray[np.intp]:

@@ -49,7 +49,8 @@ class ClusteringParams:
     validity_index: str = setting(
         "xie_beni",
         "WEBSIM_CLUSTERS_AUTO_INDEX",
-        "index auto picks by: xie_beni (the fewest clusters within 10% of the lowest), "
+        "index auto picks by: xie_beni (the fewest clusters whose median over the restarts is "
+        "within 10% of the lowest), "
         "partition_coefficient (highest), partition_entropy (lowest)",
         choices=VALIDITY_INDICES,
     )

@@ -78,6 +78,7 @@ def build_report(result: ClusteringResult) -> dict[str, Any]:
                 "partition_coefficient": _json_number(score.partition_coefficient),
                 "partition_entropy": _json_number(score.partition_entropy),
                 "xie_beni": _json_number(score.xie_beni),
+                "xie_beni_median": _json_number(score.xie_beni_median),
                 "objective": _json_number(score.objective),
             }
             for score in result.candidates
