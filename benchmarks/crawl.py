@@ -28,6 +28,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import compileall
 import gzip
 import os
 import random
@@ -312,6 +313,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="runs of every crawler, interleaved; each row is the run of median crawl time",
     )
     args = parser.parse_args(argv)
+    # As pip does for an installed package: an editable checkout run with
+    # PYTHONDONTWRITEBYTECODE would compile websim's modules in every crawl and worker server.
+    compileall.compile_dir(str(ROOT / "websim_crawler"), quiet=1)
     pages = load_pages(args.copies)
     max_pages = -(-len(pages) // (len(QUERIES) * RESULTS_PER_PAGE))
     print(

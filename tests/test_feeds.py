@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+import datetime
+import decimal
+import io
 import json
 import logging
 import os
@@ -10,11 +14,13 @@ import subprocess
 import sys
 import threading
 import time
+from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.exporters import JsonLinesItemExporter
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
@@ -27,7 +33,7 @@ from websim_crawler.core.io import (
     iter_jsonl,
     open_feed,
 )
-from websim_crawler.feeds import DurableFileFeedStorage
+from websim_crawler.feeds import DurableFileFeedStorage, OrjsonLinesItemExporter
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -190,3 +196,40 @@ def test_overwriting_feed_keeps_the_old_one_until_the_first_item(tmp_path: Path)
     assert len(urls) >= 3 and "old" not in urls  # replaced, every full line a page
     assert set(report.skipped) <= {"cut_last_line"}
     assert report.incomplete_feeds == [str(feed)]  # the killed crawl left its marker
+
+
+@dataclasses.dataclass
+class DataclassItem:
+    name: str
+    when: datetime.datetime
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "UTF8", None])
+def test_orjson_lines_read_as_scrapys_lines(encoding: str | None) -> None:
+    """Every line holds the values Scrapy's exporter writes, whatever the item holds."""
+    when = datetime.datetime(2026, 12, 1, 22, 5, 14, 123456)
+    items: list[Any] = [
+        {"url": "http://a.test/", "html": '<p>Zürich – 東京 \u2028 \x00 "q"</p>', "n": 3},
+        {"keywords": Counter({"river": 2}), "links": ("http://a.test/b",), "ids": {7}},
+        {
+            "when": when,
+            "day": when.date(),
+            "price": decimal.Decimal("1.10"),
+            "by": {1: "a", None: "b", 2.5: "c"},
+        },
+        {"item": DataclassItem("x", when), "big": 2**70, "nested": [{"f": 0.1}, None, True]},
+        DataclassItem("top", when),
+    ]
+
+    def lines(exporter_class: type[JsonLinesItemExporter]) -> list[Any]:
+        file = io.BytesIO()
+        exporter = exporter_class(file, encoding=encoding)
+        exporter.start_exporting()
+        for item in items:
+            exporter.export_item(item)
+        exporter.finish_exporting()
+        text = file.getvalue().decode(encoding or "ascii")
+        assert text.endswith("\n") and text.count("\n") == len(items)
+        return [json.loads(line) for line in text.split("\n")[:-1]]
+
+    assert lines(OrjsonLinesItemExporter) == lines(JsonLinesItemExporter)

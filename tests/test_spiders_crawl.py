@@ -97,6 +97,7 @@ def test_deepweb_get_form_pagination_and_records(
     records = sorted(page["url"] for page in pages if page["kind"] == "record")
     assert records == [f"{url}records/r{number}.html" for number in range(1, 7)]  # not r7
     assert len(pages) == 9  # no page twice, nothing else
+    assert output.read_bytes().startswith(b'{"url":"')  # written by orjson (no spaces)
     for page in pages:
         assert page["query"] == "fjord"
         assert page["status"] == 200

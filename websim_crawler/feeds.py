@@ -14,15 +14,22 @@ every page whose request was acknowledged is in the feed at its final path.
 
 While a crawl writes a feed, ``FEED.incomplete`` lies beside it; a clean close removes it, so its
 presence tells that the crawl writing the feed was killed (``websim`` readers say so).
+
+JSON Lines feeds in UTF-8 are encoded by orjson (``OrjsonLinesItemExporter``, registered in
+``FEED_EXPORTERS``): Scrapy's exporter spent about as much of the crawl's own process on
+encoding a page item's HTML as on downloading it.
 """
 
 from __future__ import annotations
 
+import codecs
 import logging
 from typing import IO, Any
 
+import orjson
 from scrapy import Spider
 from scrapy.crawler import Crawler
+from scrapy.exporters import JsonLinesItemExporter
 from scrapy.extensions.feedexport import FileFeedStorage
 
 from websim_crawler.config import websim_config
@@ -63,3 +70,43 @@ class DurableFileFeedStorage(FileFeedStorage):
         """Close the feed; it is complete."""
         file.close()
         incomplete_marker(self.path).unlink(missing_ok=True)
+
+
+# Datetimes and dataclass items are left to Scrapy's encoder (``default``), so that they read as
+# in Scrapy's feeds (``isoformat``, ItemAdapter); keys that are not strings are written as
+# ``json`` writes them.
+_ORJSON_OPTIONS = (
+    orjson.OPT_APPEND_NEWLINE
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+)
+
+
+class OrjsonLinesItemExporter(JsonLinesItemExporter):
+    """Scrapy's JSON Lines exporter, its UTF-8 lines encoded by orjson (about 3x faster on page
+    items, which hold a page's HTML).
+
+    The lines read as Scrapy's do (``json.loads`` gives the same values), without the spaces
+    after separators. A feed in another encoding, or without one (``FEED_EXPORT_ENCODING``
+    unset: ASCII escapes), and an item orjson cannot encode (an integer over 64 bits) go through
+    Scrapy's encoder.
+    """
+
+    def __init__(self, file: Any, **kwargs: Any) -> None:
+        super().__init__(file, **kwargs)
+        encoding = self.encoding
+        self._utf8 = encoding is not None and codecs.lookup(encoding).name == "utf-8"
+
+    def export_item(self, item: Any) -> None:
+        """Write one item as a line of JSON."""
+        if not self._utf8:
+            super().export_item(item)
+            return
+        fields = dict(self.get_serialized_fields(item))
+        try:
+            line = orjson.dumps(fields, default=self.encoder.default, option=_ORJSON_OPTIONS)
+        except orjson.JSONEncodeError:
+            super().export_item(item)
+            return
+        self.file.write(line)

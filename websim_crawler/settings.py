@@ -17,6 +17,10 @@ FEED_STORAGES = {
     "": "websim_crawler.feeds.DurableFileFeedStorage",
     "file": "websim_crawler.feeds.DurableFileFeedStorage",
 }
+# JSON Lines encoded by orjson (Scrapy's exporter cost the crawl's process as much as a download).
+FEED_EXPORTERS = {
+    name: "websim_crawler.feeds.OrjsonLinesItemExporter" for name in ("jsonlines", "jsonl", "jl")
+}
 
 # Politeness and limits: a crawl of someone else's site stays slow, small and bounded.
 AUTOTHROTTLE_ENABLED = True
