@@ -15,9 +15,16 @@ from Debian or PyPI), so it runs in its own venv (``--peer-venv``, made on first
 3.11, and its published expectations were observed on 3.11 too). It gets strings, as its API
 takes them, and parses every pair; ours is timed both ways (strings, and parsed once).
 
-Visual stage: ``--render N`` renders N pages per site and year with Chromium (remote requests
-blocked, pages are offline captures) and scores the visual stage and the four-stage combination
-on all pairs of those pages; EMD time per pair is measured on their signatures.
+Visual stage: ``--render N`` renders N pages per site and year with Chromium (served from
+127.0.0.1, nothing else reachable: ``similarity_captures.render_offline``) and scores the visual
+stage and the four-stage combination on all pairs of those pages; EMD time per pair is measured
+on their signatures.
+
+Calibrated default (``similarity_verdict``): candidate rules cross-validated leave-one-site-out
+on big9 (pooled, across years, within a year), fitted on all big9 and scored on two held-out
+sets: other pages of other sites (books.toscrape, documentation, home pages) and two renders of
+the same pages of ``--captures`` sites (``similarity_captures``); the default verdict's
+precision/recall/F1 on every set.
 
 Fitted combination: ``StageCombiner`` (logistic regression on the stage scores, non-negative
 weights, renormalised over the stages a pair has) is cross-validated with folds split by SITE:
@@ -53,8 +60,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from similarity_captures import CONDITIONS, capture_sets, print_render_log, render_offline
+from similarity_verdict import (
+    ScoredPairs,
+    auc,
+    best_f1,
+    calibrate,
+    f1_at,
+    joined,
+    precision_recall_f1,
+    score_pairs,
+    stage_separation,
+)
 
-from websim_crawler.cli.compare import render_pages
 from websim_crawler.core.io import ReadReport, iter_jsonl
 from websim_crawler.core.similarity import (
     PageFeatures,
@@ -146,36 +164,6 @@ def sample_pairs(
 def page_url(page: Page) -> str:
     """Return a URL on the page's site, as a crawl would know it, to resolve relative links."""
     return f"http://www.{page.site}.com/{page.year}/{page.path.stem.replace(' ', '-')}"
-
-
-def auc(scores: np.ndarray, labels: np.ndarray) -> float:
-    """Return the ROC AUC (Mann-Whitney U with average ranks for ties)."""
-    order = np.argsort(scores, kind="mergesort")
-    ranks = np.empty(len(scores))
-    sorted_scores = scores[order]
-    start = 0
-    while start < len(scores):
-        end = start
-        while end + 1 < len(scores) and sorted_scores[end + 1] == sorted_scores[start]:
-            end += 1
-        ranks[order[start : end + 1]] = (start + end) / 2 + 1
-        start = end + 1
-    positives = labels.sum()
-    negatives = len(labels) - positives
-    return float((ranks[labels].sum() - positives * (positives + 1) / 2) / (positives * negatives))
-
-
-def best_f1(scores: np.ndarray, labels: np.ndarray) -> tuple[float, float]:
-    """Return the best F1 over all thresholds and that threshold."""
-    order = np.argsort(-scores, kind="mergesort")
-    sorted_scores, sorted_labels = scores[order], labels[order]
-    true_positives = np.cumsum(sorted_labels)
-    predicted = np.arange(1, len(scores) + 1)
-    f1 = 2 * true_positives / (predicted + labels.sum())
-    # Only cut between different scores.
-    valid = np.append(sorted_scores[1:] != sorted_scores[:-1], True)
-    best = int(np.argmax(np.where(valid, f1, -1)))
-    return float(f1[best]), float(sorted_scores[best])
 
 
 def timed(function: Callable[[], list[float]]) -> tuple[float, list[float]]:
@@ -336,13 +324,6 @@ def stage_scores(
     return {name: np.array(values, dtype=float) for name, values in scores.items()}
 
 
-def f1_at(scores: np.ndarray, labels: np.ndarray, threshold: float) -> float:
-    """Return the F1 of calling the pairs scoring at least ``threshold`` similar."""
-    predicted = scores >= threshold
-    true_positives = int((predicted & labels).sum())
-    return 2 * true_positives / (int(predicted.sum()) + int(labels.sum()))
-
-
 def site_folds(sites: Sequence[str], repeats: int, seed: int, groups: int = 3) -> list[set[str]]:
     """Deal the sites into ``groups`` held-out groups, ``repeats`` times at random."""
     names = sorted(set(sites))
@@ -460,145 +441,6 @@ def write_weights(
         f"\nweights fitted on all {len(pairs)} within-year pairs: {weights}; combined "
         f"threshold {combiner.threshold_:.3f} -> {path}"
     )
-
-
-# --- calibrated defaults ------------------------------------------------------------------------
-
-SCORED_STAGES = ("layout", "text", "links")
-
-
-@dataclass
-class ScoredPairs:
-    """Stage scores (NaN: no data) and labels of page pairs, with the two pages' sites."""
-
-    name: str
-    sites: list[tuple[str, str]]
-    labels: np.ndarray
-    scores: np.ndarray  # (pairs, len(SCORED_STAGES))
-    default_verdicts: np.ndarray  # compare_pages with every default (mode and parameters)
-
-
-def score_pairs(
-    name: str,
-    pairs: Sequence[tuple[PageFeatures, PageFeatures, str, str, bool]],
-    idf: InverseDocumentFrequency,
-) -> ScoredPairs:
-    """Score every stage of each pair (full mode) and record the default verdict."""
-    scores, verdicts = [], []
-    for first, second, _site_1, _site_2, _label in pairs:
-        report = compare_pages(first, second, "full", SimilarityParams(), idf)
-        scores.append(
-            [np.nan if (v := report.stage(s).score) is None else v for s in SCORED_STAGES]
-        )
-        verdicts.append(compare_pages(first, second, idf=idf).verdict == "similar")
-    return ScoredPairs(
-        name,
-        [(site_1, site_2) for _f, _s, site_1, site_2, _l in pairs],
-        np.array([label for *_rest, label in pairs], dtype=bool),
-        np.array(scores, dtype=float),
-        np.array(verdicts, dtype=bool),
-    )
-
-
-def precision_recall_f1(predicted: np.ndarray, labels: np.ndarray) -> tuple[float, float, float]:
-    """Return precision, recall and F1 of boolean predictions."""
-    true_positives = int((predicted & labels).sum())
-    precision = true_positives / max(int(predicted.sum()), 1)
-    recall = true_positives / max(int(labels.sum()), 1)
-    return precision, recall, 2 * true_positives / max(int(predicted.sum() + labels.sum()), 1)
-
-
-@dataclass
-class Rule:
-    """A candidate default verdict: how it is fitted on training pairs and applied."""
-
-    name: str
-    stages: tuple[str, ...]
-    threshold: str  # "logistic" (probability 0.5) or "f1" (the training F1-best cut)
-
-    def fit(self, scores: np.ndarray, labels: np.ndarray) -> tuple[StageCombiner, float]:
-        columns = [SCORED_STAGES.index(stage) for stage in self.stages]
-        combiner = StageCombiner(stages=self.stages).fit(scores[:, columns], labels)
-        if self.threshold == "logistic":
-            return combiner, combiner.threshold_
-        combined = combiner.combined_score(scores[:, columns])
-        return combiner, best_f1(combined, labels)[1]
-
-    def predict(self, fitted: tuple[StageCombiner, float], scores: np.ndarray) -> np.ndarray:
-        columns = [SCORED_STAGES.index(stage) for stage in self.stages]
-        combiner, threshold = fitted
-        present = ~np.isnan(scores[:, columns]) & (combiner.coef_ > 0)
-        # A pair with no weighed stage is undetermined: not called similar (as compare_pages).
-        return (combiner.combined_score(scores[:, columns]) >= threshold) & present.any(axis=1)
-
-
-RULES = (
-    Rule("weighted mean of layout, text, links; logistic threshold", SCORED_STAGES, "logistic"),
-    Rule("weighted mean of layout, text, links; training-F1 threshold", SCORED_STAGES, "f1"),
-    Rule("weighted mean of layout, links; training-F1 threshold", ("layout", "links"), "f1"),
-    Rule("links alone; training-F1 threshold", ("links",), "f1"),
-)
-
-
-def calibrate(
-    big9: ScoredPairs, held_out: Sequence[ScoredPairs], default_sets: Sequence[ScoredPairs]
-) -> None:
-    """Leave-one-site-out cross-validation of each candidate rule on big9, then each rule fitted
-    on all big9 pairs and scored on the held-out sets; and the default verdict on every set.
-    """
-    sites = sorted({site for pair in big9.sites for site in pair})
-    print(
-        f"\n## Calibration: leave-one-site-out on {big9.name} ({len(sites)} folds; a fold tests "
-        "the pairs with a page of the held-out site and fits on the pairs without one)\n"
-    )
-    print("| rule | pooled P | pooled R | pooled F1 | mean fold F1 | worst fold F1 |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for rule in RULES:
-        predicted, tested, fold_f1 = [], [], []
-        for site in sites:
-            test = np.array([site in pair for pair in big9.sites])
-            fitted = rule.fit(big9.scores[~test], big9.labels[~test])
-            prediction = rule.predict(fitted, big9.scores[test])
-            predicted.append(prediction)
-            tested.append(big9.labels[test])
-            fold_f1.append(precision_recall_f1(prediction, big9.labels[test])[2])
-        pooled = precision_recall_f1(np.concatenate(predicted), np.concatenate(tested))
-        print(
-            f"| {rule.name} | {pooled[0]:.3f} | {pooled[1]:.3f} | {pooled[2]:.3f} | "
-            f"{np.mean(fold_f1):.3f} | {min(fold_f1):.3f} |"
-        )
-    print(f"\n## Each rule fitted on all {big9.name} pairs, scored on the held-out sets\n")
-    print(
-        "| rule | weights ("
-        + ", ".join(SCORED_STAGES)
-        + ") | threshold | "
-        + " | ".join(f"{s.name} F1" for s in held_out)
-        + " |"
-    )
-    print("|---|---|---:|" + "---:|" * len(held_out))
-    for rule in RULES:
-        fitted = rule.fit(big9.scores, big9.labels)
-        weights = dict(zip(rule.stages, fitted[0].weights_, strict=True))
-        shown = ", ".join(f"{weights.get(stage, 0.0):.3f}" for stage in SCORED_STAGES)
-        f1s = " | ".join(
-            f"{precision_recall_f1(rule.predict(fitted, s.scores), s.labels)[2]:.3f}"
-            for s in held_out
-        )
-        print(f"| {rule.name} | {shown} | {fitted[1]:.4f} | {f1s} |")
-    params = SimilarityParams()
-    print(
-        "\n## The default verdict (compare_pages with every default: mode "
-        f"{params.pairs_mode}, weights {params.stage_weights}, combined threshold "
-        f"{params.combined_threshold})\n"
-    )
-    print("| set | same-site pairs | other-site pairs | precision | recall | F1 |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for scored in default_sets:
-        precision, recall, f1 = precision_recall_f1(scored.default_verdicts, scored.labels)
-        print(
-            f"| {scored.name} | {int(scored.labels.sum())} | {int((~scored.labels).sum())} | "
-            f"{precision:.3f} | {recall:.3f} | {f1:.3f} |"
-        )
 
 
 BOOKS_AND_SITES = DATASETS / "books-and-sites"
@@ -787,12 +629,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--write-weights", type=Path, help="write within-year fitted weights")
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/websim-bench-similarity"))
     parser.add_argument("--peer-venv", type=Path, default=None)
-    parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument(
         "--second-per-site", type=int, default=40, help="second set: pages per site sampled"
     )
     parser.add_argument(
         "--second-pairs", type=int, default=60, help="second set: pairs per pair of sites"
+    )
+    parser.add_argument(
+        "--captures", type=int, default=90, help="two-render set: sites (0: skip the set)"
+    )
+    parser.add_argument(
+        "--capture-negatives", type=int, default=600, help="two-render set: other-site pairs"
     )
     parser.add_argument(
         "--no-similar-speed",
@@ -909,16 +756,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         for span, across in (("across years", True), ("within a year", False))
     ]
-    big9 = ScoredPairs(
-        "big9 (across years and within a year)",
-        big9_sets[0].sites + big9_sets[1].sites,
-        np.concatenate([scored.labels for scored in big9_sets]),
-        np.concatenate([scored.scores for scored in big9_sets]),
-        np.concatenate([scored.default_verdicts for scored in big9_sets]),
-    )
+    big9 = joined("big9 (across years and within a year)", big9_sets)
     second = second_set(args.second_per_site, args.second_pairs, args.seed)
     held_out = [second] if second else []
+    if args.captures:
+        captures, log, sites = capture_sets(
+            args.captures, args.capture_negatives, args.seed, args.cache_dir
+        )
+        print_render_log(f"Two renders of {sites} sites ({', '.join(CONDITIONS)})", log)
+        held_out += captures
     calibrate(big9, held_out, [*big9_sets, big9, *held_out])
+    for scored in held_out[-2:] if args.captures else ():
+        stage_separation(scored)
     if args.similar_speed:
         similar_speed(args.cache_dir, args.seed)
     if args.render:
@@ -942,18 +791,21 @@ def visual_benchmark(
         if seen.get(key, 0) < args.render:
             seen[key] = seen.get(key, 0) + 1
             chosen.append(index)
-    start = time.perf_counter()
+    root = args.cache_dir / "big9"
+    names = [str(pages[i].path.relative_to(root)) for i in chosen]
+    condition = next(iter(CONDITIONS))  # scripts on, 1280 wide
     try:
-        rendered = render_pages(
-            [str(pages[i].path) for i in chosen], args.chromium, block_remote=True, timeout=20
-        )
+        rendered, log = render_offline(root, names, {condition: CONDITIONS[condition]})
     except Exception as exc:  # a missing browser ends only this part of the benchmark
-        print(f"\nvisual stage skipped: cannot render with {args.chromium}: {exc}")
+        print(f"\nvisual stage skipped: cannot render: {exc}")
         return
-    render_time = time.perf_counter() - start
+    render_time = log.seconds
+    print_render_log(f"Rendered big9 subset ({condition})", log)
+    shots = {i: r.screenshot for i, r in zip(chosen, rendered[condition], strict=True) if r}
+    chosen = list(shots)
     signature_start = time.process_time()
-    for index, (_html, png) in zip(chosen, rendered, strict=True):
-        features[index].signature = colour_signature(png, params)
+    for index, png in shots.items():
+        features[index].signature = colour_signature(png or b"", params)
     signature_time = (time.process_time() - signature_start) / len(chosen)
     pairs = [
         (i, j, pages[i].site == pages[j].site)

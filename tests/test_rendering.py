@@ -15,6 +15,7 @@ import os
 import struct
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +34,7 @@ from hostile_site import (
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
 from websim_crawler.browser.params import RenderParams
-from websim_crawler.browser.session import Rendering
+from websim_crawler.browser.session import Document, Rendering, render_documents
 from websim_crawler.cli import main
 from websim_crawler.core.crawling import next_page
 from websim_crawler.core.html import parse_html
@@ -382,6 +383,42 @@ def test_compare_render_confines_saved_files_and_ends_on_busy_pages(tmp_path: Pa
     finished = compare(page, busy, "-s", "WEBSIM_RENDER_SCRIPT_TIMEOUT=2")
     assert finished.returncode not in (0, 1)
     assert "cannot render" in finished.stderr and "WEBSIM_RENDER_SCRIPT_TIMEOUT" in finished.stderr
+
+
+@needs_browser
+def test_render_documents_takes_context_options_and_a_resolver() -> None:
+    page = (
+        b"<html><body><h1>Saved</h1><img src='http://cdn.example/x.png'>"
+        b"<script>document.body.insertAdjacentHTML('beforeend', '<p id=added>x</p>')</script>"
+        b"</body></html>"
+    )
+    asked: list[str] = []
+
+    async def nothing_resolves(host: str, port: int) -> list[str]:
+        asked.append(host)
+        return []
+
+    def render(options: dict[str, Any]) -> tuple[Any, Counter[str]]:
+        (rendered,), counters = run_async(
+            render_documents(
+                [Document("saved.html", page)],
+                RenderParams(settle_max=2),
+                max_bytes=1 << 20,
+                context_options=options,
+                resolver=nothing_resolves,
+            )
+        )
+        return rendered, counters
+
+    scripted_page, counters = render({})
+    assert 'id="added"' in scripted_page.html
+    assert struct.unpack(">I", scripted_page.screenshot[16:20])[0] == 1280  # CONTEXT_OPTIONS
+    assert counters["websim/render/blocked/unresolved"] >= 1 and "cdn.example" in asked
+    plain_page, _ = render(
+        {"java_script_enabled": False, "viewport": {"width": 800, "height": 600}}
+    )
+    assert 'id="added"' not in plain_page.html and "data-websim-box" in plain_page.html
+    assert struct.unpack(">I", plain_page.screenshot[16:20])[0] == 800
 
 
 @pytest.mark.slow

@@ -17,13 +17,13 @@ import shlex
 import subprocess
 import weakref
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, MutableMapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from websim_crawler._imports import require
-from websim_crawler.browser.confine import Confinement, ConfiningProxy
+from websim_crawler.browser.confine import Confinement, ConfiningProxy, Resolver, system_resolver
 from websim_crawler.browser.page import (
     PageGuard,
     RenderedPage,
@@ -94,11 +94,12 @@ class Rendering:
         max_bytes: int,
         count: Callable[[str], None],
         sites: Iterable[str] = (),
+        resolver: Resolver = system_resolver,
     ) -> None:
         self.params = params
         self.max_bytes = max_bytes
         self.count = count
-        self.confinement = Confinement(sites)
+        self.confinement = Confinement(sites, resolver)
         self.proxy = ConfiningProxy(
             self.confinement, lambda reason: count(f"websim/render/blocked/{reason}")
         )
@@ -244,12 +245,20 @@ SAVED_FILE_ORIGIN = "http://saved-page.websim.invalid"
 
 
 async def render_documents(
-    documents: list[Document], params: RenderParams, *, max_bytes: int
+    documents: list[Document],
+    params: RenderParams,
+    *,
+    max_bytes: int,
+    context_options: Mapping[str, Any] | None = None,
+    resolver: Resolver = system_resolver,
 ) -> tuple[list[RenderedPage], Counter[str]]:
     """Render each document in its own guarded page; return the pages and the counters.
 
     A saved file is never loaded from a ``file:`` URL: its bytes are served by a route on a
     synthetic origin (``SAVED_FILE_ORIGIN``), so it can reach no file and only public hosts.
+    ``context_options`` are laid over ``CONTEXT_OPTIONS`` (another viewport, scripts off);
+    ``resolver`` resolves hosts for the confining proxy (one that knows only loopback keeps a
+    render offline: every other host is refused as ``unresolved``).
     """
     check_chromium(params.chromium_path)
     async_api = require("playwright.async_api")
@@ -259,11 +268,12 @@ async def render_documents(
         max_bytes=max_bytes,
         count=_counter(counters),
         sites=[d.location for d in documents if d.body is None] + [SAVED_FILE_ORIGIN],
+        resolver=resolver,
     )
     await rendering.start()
     rendered: list[RenderedPage] = []
     async with async_api.async_playwright() as playwright:
-        browser = CommandBrowser(playwright.chromium, rendering)
+        browser = CommandBrowser(playwright.chromium, rendering, context_options)
         try:
             for number, document in enumerate(documents):
                 limit = params.timeout + params.settle_max + 4 * params.script_timeout
@@ -280,11 +290,17 @@ async def render_documents(
 
 class CommandBrowser:
     """A command's browser: launched when a page is wanted and none is running (at first and
-    after a restart), with one context of ``CONTEXT_OPTIONS``."""
+    after a restart), with one context of ``CONTEXT_OPTIONS`` (``context_options`` over them)."""
 
-    def __init__(self, browser_type: Any, rendering: Rendering) -> None:
+    def __init__(
+        self,
+        browser_type: Any,
+        rendering: Rendering,
+        context_options: Mapping[str, Any] | None = None,
+    ) -> None:
         self.browser_type = browser_type
         self.rendering = rendering
+        self.context_options = {**CONTEXT_OPTIONS, **(context_options or {})}
         self.browser: Any = None
         self.context: Any = None
 
@@ -293,7 +309,7 @@ class CommandBrowser:
         if self.browser is None or not self.browser.is_connected():
             self.browser = await self.browser_type.launch(**self.rendering.launch_options())
             self.rendering.watch(self.browser.close)
-            self.context = await self.browser.new_context(**CONTEXT_OPTIONS)
+            self.context = await self.browser.new_context(**self.context_options)
         return await self.context.new_page()
 
     async def close(self) -> None:
