@@ -169,6 +169,29 @@ def test_proxy_forwards_to_the_own_site_and_refuses_the_rest() -> None:
     assert internal.connections == 0
 
 
+def test_closing_the_proxy_with_idle_connections_is_quiet() -> None:
+    """Connections that sent nothing yet are dropped without an "Exception in callback" (a
+    cancelled handler trips Python 3.11's stream callback, which asks it for its exception)."""
+    reported: list[dict[str, Any]] = []
+
+    async def scenario() -> None:
+        asyncio.get_running_loop().set_exception_handler(
+            lambda _loop, context: reported.append(context)
+        )
+        proxy = ConfiningProxy(Confinement([]), lambda _reason: None)
+        host, port = (await proxy.start()).removeprefix("http://").split(":")
+        idle = [await asyncio.open_connection(host, int(port)) for _ in range(3)]
+        while len(proxy.connections) < len(idle):
+            await asyncio.sleep(0.01)
+        await proxy.close()
+        for _reader, writer in idle:
+            writer.close()
+        await asyncio.sleep(0.05)  # the stream callbacks run after the handlers end
+
+    run_async(scenario())
+    assert reported == []
+
+
 # --- JS pagination decisions (pure) ------------------------------------------------------------
 
 

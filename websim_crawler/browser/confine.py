@@ -141,6 +141,10 @@ class ConfiningProxy:
             await self._proxy(reader, writer)
         except (OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
             pass
+        except asyncio.CancelledError:
+            # Dropped by ``close``: the handler ends as returned, since Python 3.11's stream
+            # callback asks a cancelled handler for its exception and logs the CancelledError.
+            pass
         finally:
             self.connections.discard(task)
             writer.close()
