@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from form2request import form2request
+from scrapy.http import HtmlResponse
 
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
@@ -48,6 +50,18 @@ def test_post_search_form_is_found_with_its_search_box() -> None:
     assert form is not None
     assert (form.form_number, form.query_field, form.method) == (1, "keywords", "POST")
     assert form.action.endswith("/post-results.html")
+
+
+def test_search_form_action_resolves_against_the_base_href_as_its_submission() -> None:
+    body = (
+        '<html><head><base href="http://a.test/sub/"></head><body>'
+        '<form action="search"><input name="q"></form></body></html>'
+    )
+    response = HtmlResponse("http://a.test/start/page.html", body=body.encode(), encoding="utf-8")
+    form = find_search_form(response.selector.root, response.url)
+    assert form is not None and form.action == "http://a.test/sub/search"
+    submitted = form2request(response.xpath("//form")[0], {"q": "x"}).url
+    assert submitted.split("?")[0] == form.action
 
 
 def test_page_with_only_a_login_form_has_no_search_form() -> None:

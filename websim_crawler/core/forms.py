@@ -13,6 +13,8 @@ from urllib.parse import urljoin
 
 from lxml import etree
 
+from websim_crawler.core.html import document_base_url
+
 # Input types that take free text; a missing or unknown type is a text box too (HTML spec).
 _TEXT_INPUT_TYPES = frozenset({"", "text", "search"})
 _NON_TEXT_INPUT_TYPES = frozenset(
@@ -56,10 +58,15 @@ def find_search_form(root: etree._Element, base_url: str) -> SearchForm | None:
 
 
 def rank_search_forms(root: etree._Element, base_url: str) -> list[SearchForm]:
-    """Score every form with a query text box; best first (ties: earlier form first)."""
+    """Score every form with a query text box; best first (ties: earlier form first).
+
+    A form's action resolves against the document base URL (``<base href>``, else the page's
+    URL ``base_url``), as a browser and the submission (form2request) resolve it.
+    """
+    document_base = document_base_url(root, base_url)
     ranked: list[SearchForm] = []
     for form_number, form in enumerate(root.xpath("//form")):
-        judged = _judge_form(form, form_number, base_url)
+        judged = _judge_form(form, form_number, document_base)
         if judged is not None:
             ranked.append(judged)
     ranked.sort(key=lambda candidate: (-candidate.score, candidate.form_number))
