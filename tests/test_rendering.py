@@ -34,7 +34,7 @@ from hostile_site import (
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
 from websim_crawler.browser.params import RenderParams
-from websim_crawler.browser.session import Document, Rendering, render_documents
+from websim_crawler.browser.session import CommandBrowser, Document, Rendering, render_documents
 from websim_crawler.cli import main
 from websim_crawler.core.crawling import next_page
 from websim_crawler.core.html import parse_html
@@ -442,6 +442,21 @@ def test_render_documents_takes_context_options_and_a_resolver() -> None:
     )
     assert 'id="added"' not in plain_page.html and "data-websim-box" in plain_page.html
     assert struct.unpack(">I", plain_page.screenshot[16:20])[0] == 800
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"proxy": {"server": "http://127.0.0.1:9"}},
+        {"accept_downloads": True},
+        {"service_workers": "allow"},
+    ],
+)
+def test_context_options_cannot_loosen_the_confinement(options: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="confine the page"):
+        CommandBrowser(None, None, options)
+    scripts_off = CommandBrowser(None, None, {"java_script_enabled": False}).context_options
+    assert scripts_off["java_script_enabled"] is False and scripts_off["service_workers"] == "block"
 
 
 @pytest.mark.slow

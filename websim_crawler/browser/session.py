@@ -58,6 +58,11 @@ CONTEXT_OPTIONS: dict[str, Any] = {
     "service_workers": "block",
     "viewport": {"width": 1280, "height": 800},
 }
+# Context options that confine a page (its own proxy would bypass the confining one): a caller's
+# ``context_options`` may not set them.
+_CONFINING_CONTEXT_OPTIONS = frozenset(
+    {"accept_downloads", "permissions", "service_workers", "proxy"}
+)
 _MAINTENANCE_SECONDS = 0.1
 _DRAIN_POLL_SECONDS = 0.05
 
@@ -256,7 +261,8 @@ async def render_documents(
 
     A saved file is never loaded from a ``file:`` URL: its bytes are served by a route on a
     synthetic origin (``SAVED_FILE_ORIGIN``), so it can reach no file and only public hosts.
-    ``context_options`` are laid over ``CONTEXT_OPTIONS`` (another viewport, scripts off);
+    ``context_options`` are laid over ``CONTEXT_OPTIONS`` (another viewport, scripts off; those
+    that confine a page, such as downloads, service workers or a proxy, raise ``ValueError``);
     ``resolver`` resolves hosts for the confining proxy (one that knows only loopback keeps a
     render offline: every other host is refused as ``unresolved``).
     """
@@ -298,6 +304,9 @@ class CommandBrowser:
         rendering: Rendering,
         context_options: Mapping[str, Any] | None = None,
     ) -> None:
+        loosening = sorted(_CONFINING_CONTEXT_OPTIONS.intersection(context_options or {}))
+        if loosening:
+            raise ValueError(f"context options that confine the page cannot be set: {loosening}")
         self.browser_type = browser_type
         self.rendering = rendering
         self.context_options = {**CONTEXT_OPTIONS, **(context_options or {})}
