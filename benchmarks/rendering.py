@@ -43,9 +43,9 @@ sys.path[:1] = [str(REPO), str(REPO / "tests")]  # this file is named like nothi
 from hostile_site import DROPPED, STORED, HostileSite, InternalService  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
 
-from websim_crawler.browser.params import RenderParams  # noqa: E402
 from websim_crawler.browser.session import CONTEXT_OPTIONS, Rendering  # noqa: E402
 from websim_crawler.browser.watchdog import chromium_processes, private_bytes  # noqa: E402
+from websim_crawler.config.render import RenderParams  # noqa: E402
 from websim_crawler.core.crawling import next_page  # noqa: E402
 from websim_crawler.core.html import parse_html  # noqa: E402
 from websim_crawler.demo import scripted  # noqa: E402

@@ -49,9 +49,9 @@ from extraction import AEB_DIR, load_article_benchmark, load_trafilatura_eval
 from similarity_verdict import ScoredPairs, default_verdicts, score_pairs, stage_separation
 
 from websim_crawler.browser.page import RenderedPage
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.session import Document, render_documents
 from websim_crawler.config import WebsimConfig
+from websim_crawler.config.render import RenderParams
 from websim_crawler.core.similarity import PageFeatures
 from websim_crawler.core.similarity.compare import page_features
 from websim_crawler.core.urls import registered_domain_of

@@ -21,10 +21,10 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.cli import main
+from websim_crawler.cli._flags import COMMAND_FLAGS
 from websim_crawler.cli._settings import command_flags
 from websim_crawler.cli._sources import FeedReader, page_locations, read_page
 from websim_crawler.config import (
-    COMMAND_FLAGS,
     InputParams,
     WebsimConfig,
     declared_setting_fields,

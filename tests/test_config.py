@@ -14,9 +14,10 @@ from scrapy.utils.test import get_crawler
 from websim_crawler.config import WebsimConfig, setting_names, websim_config
 from websim_crawler.core.similarity.params import STAGES
 from websim_crawler.errors import ConfigError
+from websim_crawler.extensions import StatsFile
+from websim_crawler.middlewares.retry_after import RetryAfterMiddleware
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.similarity import SimilarityPipeline
-from websim_crawler.reliability import RetryAfterMiddleware, StatsFile
 
 
 def test_stage_weights_are_parsed_once_into_numbers() -> None:

@@ -17,8 +17,8 @@ from scrapy.utils.test import get_crawler
 from websim_crawler.cli import main
 from websim_crawler.core.html import decode_page
 from websim_crawler.core.page import analyse_page
-from websim_crawler.decoding import CONFIDENCE_META, PageDecodingMiddleware
 from websim_crawler.errors import PageError
+from websim_crawler.middlewares.response_decoding import CONFIDENCE_META, PageDecodingMiddleware
 from websim_crawler.pipelines import PageAnalysisPipeline
 from websim_crawler.spiders.site import SiteSpider
 

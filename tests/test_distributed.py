@@ -28,13 +28,13 @@ from websim_crawler import settings as project_settings
 from websim_crawler.cli import main
 from websim_crawler.cli.seed import read_seeds
 from websim_crawler.config import WebsimConfig
+from websim_crawler.config.distributed import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.core.io import ReadReport, iter_feeds, iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
-from websim_crawler.distributed.addon import RedisAddon
 from websim_crawler.distributed.leases import RedisLeases, delete_worker_keys
 from websim_crawler.distributed.local import LocalRedis
+from websim_crawler.distributed.redis_addon import RedisAddon
 from websim_crawler.distributed.seeds import parse_seed
-from websim_crawler.distributed_params import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders.deepweb import DeepWebSpider
 from websim_crawler.spiders.site import SiteSpider
@@ -140,7 +140,7 @@ def test_addon_switches_scheduler_only_with_a_redis_url() -> None:
     plain = Settings({"EXTENSIONS": {}})
     RedisAddon().update_settings(plain)
     assert plain["SCHEDULER"] == "scrapy.core.scheduler.Scheduler"
-    assert "websim_crawler.distributed.addon.RedisAddon" in project_settings.ADDONS
+    assert "websim_crawler.distributed.redis_addon.RedisAddon" in project_settings.ADDONS
 
 
 def test_read_seeds_checks_urls_and_skips_comments(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 
 from websim_crawler.core.io import iter_jsonl
-from websim_crawler.reliability import failure_reason, retry_after_seconds
+from websim_crawler.middlewares.retry_after import failure_reason, retry_after_seconds
 
 REPO = Path(__file__).resolve().parents[1]
 PEAK_RSS_LIMIT_MB = 450  # a crawl's own baseline is about 150 MB; one 50 MB body would show

@@ -28,7 +28,12 @@ PACKAGE = ROOT / "websim_crawler"
 CORE = PACKAGE / "core"
 FRAMEWORKS = ("scrapy", "twisted", "scrapy_playwright", "scrapy_redis")
 # What the core may import from the package (everything else of it is the adapter layer).
-CORE_MAY_IMPORT = ("websim_crawler.core", "websim_crawler.errors", "websim_crawler._imports")
+CORE_MAY_IMPORT = (
+    "websim_crawler.core",
+    "websim_crawler.errors",
+    "websim_crawler._imports",
+    "websim_crawler._moved",
+)
 PAGE_PACKAGE = "websim_crawler.core.page"
 
 

@@ -21,9 +21,10 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
+from websim_crawler.analysis.pool import AnalysisPool
+from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pipelines import PageAnalysisPipeline
-from websim_crawler.pool import AnalysisPool, PoolParams
 
 TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent

@@ -66,7 +66,7 @@ def test_each_optional_component_is_enabled_only_with_its_output() -> None:
     bare = settings_with()
     OutputsAddon().update_settings(bare)
     assert dict(bare["ITEM_PIPELINES"]) == {"websim_crawler.pipelines.PageAnalysisPipeline": 300}
-    assert "websim_crawler.reliability.StatsFile" not in bare["EXTENSIONS"]
+    assert "websim_crawler.extensions.StatsFile" not in bare["EXTENSIONS"]
 
     configured = settings_with(
         WEBSIM_CLUSTERS_OUTPUT="clusters.json", WEBSIM_STATS_OUTPUT="stats.json"
@@ -76,7 +76,7 @@ def test_each_optional_component_is_enabled_only_with_its_output() -> None:
     assert pipelines["websim_crawler.pipelines.clustering.ClusteringPipeline"] == 800
     assert "websim_crawler.pipelines.similarity.SimilarityPipeline" not in pipelines
     assert "websim_crawler.pipelines.neardup.NearDuplicatePipeline" not in pipelines
-    assert configured["EXTENSIONS"]["websim_crawler.reliability.StatsFile"] == 1000
+    assert configured["EXTENSIONS"]["websim_crawler.extensions.StatsFile"] == 1000
     assert set(OPTIONAL_COMPONENTS) == {
         "WEBSIM_CLUSTERS_OUTPUT",
         "WEBSIM_SIMILARITY_OUTPUT",

@@ -33,9 +33,9 @@ from hostile_site import (
 
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.session import CommandBrowser, Document, Rendering, render_documents
 from websim_crawler.cli import main
+from websim_crawler.config.render import RenderParams
 from websim_crawler.core.crawling import next_page
 from websim_crawler.core.html import parse_html
 from websim_crawler.demo import scripted

@@ -26,8 +26,8 @@ from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.demo.site import Archive, DemoSite, make_handler
-from websim_crawler.jobdir import load_state, save_state, state_path
-from websim_crawler.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
+from websim_crawler.frontier.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
+from websim_crawler.frontier.jobdir_state import load_state, save_state, state_path
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.clustering import BUFFER_STATE, ClusteringPipeline
 

@@ -10,8 +10,8 @@ from scrapy.crawler import Crawler
 from scrapy.utils.project import get_project_settings
 
 from websim_crawler.browser.page import is_web_url
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.session import CONTEXT_OPTIONS
+from websim_crawler.config.render import RenderParams
 from websim_crawler.spiders._render import enable_rendering, render_meta
 
 

@@ -9,8 +9,8 @@ import pytest
 from form2request import form2request
 from scrapy.http import HtmlResponse
 
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import WebsimConfig
+from websim_crawler.config.render import RenderParams
 from websim_crawler.core.crawling import (
     advance_page_parameter,
     next_page,
@@ -18,7 +18,7 @@ from websim_crawler.core.crawling import (
     site_template_links,
     url_shape,
 )
-from websim_crawler.core.forms import find_search_form, rank_search_forms
+from websim_crawler.core.crawling.forms import find_search_form, rank_search_forms
 from websim_crawler.core.html import parse_html
 from websim_crawler.core.urls import absolute_url, looks_like_page
 from websim_crawler.errors import ConfigError

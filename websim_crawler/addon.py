@@ -29,7 +29,7 @@ OPTIONAL_COMPONENTS = {
         "websim_crawler.pipelines.neardup.NearDuplicatePipeline",
         820,
     ),
-    "WEBSIM_STATS_OUTPUT": ("EXTENSIONS", "websim_crawler.reliability.StatsFile", 1000),
+    "WEBSIM_STATS_OUTPUT": ("EXTENSIONS", "websim_crawler.extensions.StatsFile", 1000),
 }
 
 

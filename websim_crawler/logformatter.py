@@ -3,18 +3,23 @@
 Scrapy's default formatter prints every scraped or dropped item whole (HTML, chunks and all) at
 its default log level; this one prints the URL, the kind, the length of the main text and the
 number of keywords. Use it in any project: ``LOG_FORMATTER =
-"websim_crawler.logformatter.ItemSummaryLogFormatter"``.
+"websim_crawler.logformatter.ItemSummaryLogFormatter"``. :func:`report_errors_plainly` makes a
+start-up ``WebsimError`` or a download failure one log line instead of a traceback.
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from itemadapter import ItemAdapter, is_item
 from scrapy import Spider
+from scrapy import exceptions as scrapy_exceptions
 from scrapy.http import Response
 from scrapy.logformatter import LogFormatter, LogFormatterResult
 from twisted.python.failure import Failure
+
+from websim_crawler.errors import WebsimError
 
 _Source = Response | Failure | None  # what an item came from
 
@@ -65,3 +70,53 @@ class ItemSummaryLogFormatter(LogFormatter):
         result = super().item_error(item, exception, response, spider)
         result["args"] = {**result["args"], "item": item_summary(item)}  # type: ignore[dict-item]
         return result
+
+
+# Download failures whose message says it all (refused, unresolvable host, timeout, lost data):
+# Scrapy logs them with a traceback of its own machinery, which tells a user nothing more.
+_DOWNLOAD_ERRORS = (
+    scrapy_exceptions.DownloadConnectionRefusedError,
+    scrapy_exceptions.CannotResolveHostError,
+    scrapy_exceptions.DownloadTimeoutError,
+    scrapy_exceptions.DownloadFailedError,
+    scrapy_exceptions.ResponseDataLossError,
+    ConnectionError,
+    TimeoutError,
+)
+
+
+class _PlainErrors(logging.Filter):
+    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, WebsimError):
+            record.msg = "%s: %s"
+            record.args = (type(error).__name__, error)
+        elif not isinstance(error, _DOWNLOAD_ERRORS):
+            return True
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+_PLAIN_ERRORS = _PlainErrors()
+
+
+def report_errors_plainly() -> None:
+    """Make start-up ``WebsimError``s and download failures show as one line, not a traceback.
+
+    ``scrapy crawl`` logs an exception raised while the spider is built through asyncio's
+    "Task exception was never retrieved" (or Twisted's "Unhandled error"); the message already
+    names the argument and the fix, so the traceback only hides it. Scrapy's robots.txt
+    middleware and scraper log an unreachable page's connection error with its traceback too.
+    """
+    for logger_name in (
+        "asyncio",
+        "twisted",
+        "scrapy.downloadermiddlewares.robotstxt",
+        "scrapy.core.scraper",
+    ):
+        target = logging.getLogger(logger_name)
+        if _PLAIN_ERRORS not in target.filters:
+            target.addFilter(_PLAIN_ERRORS)

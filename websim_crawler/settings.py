@@ -37,9 +37,9 @@ DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
 RETRY_TIMES = 2
 # Retries of 429/503 answers wait for their Retry-After (up to WEBSIM_RETRY_AFTER_MAX s).
 DOWNLOADER_MIDDLEWARES = {
-    "websim_crawler.reliability.RetryAfterMiddleware": 560,
-    # After decompression (590): decode pages as browsers do (see decoding.py).
-    "websim_crawler.decoding.PageDecodingMiddleware": 585,
+    "websim_crawler.middlewares.retry_after.RetryAfterMiddleware": 560,
+    # After decompression (590): decode pages as browsers do (see middlewares/response_decoding.py).
+    "websim_crawler.middlewares.response_decoding.PageDecodingMiddleware": 585,
 }
 DEPTH_LIMIT = 4  # the site spider's link depth; deepweb is bounded by max_pages instead
 CLOSESPIDER_PAGECOUNT = 5000  # a safety cap on responses per crawl
@@ -50,12 +50,12 @@ LOG_FORMATTER = "websim_crawler.logformatter.ItemSummaryLogFormatter"
 
 # With JOBDIR, queue, seen requests and leases live in one SQLite file, so a crawl resumes after
 # SIGKILL too (recrawling at most the requests in flight); without JOBDIR: Scrapy's scheduler.
-SCHEDULER = "websim_crawler.jobdir_scheduler.JobdirScheduler"
+SCHEDULER = "websim_crawler.frontier.jobdir_scheduler.JobdirScheduler"
 ADDONS = {
     # The collection-wide stages join ITEM_PIPELINES when their output setting is given
     # (WEBSIM_CLUSTERS_OUTPUT, WEBSIM_SIMILARITY_OUTPUT, WEBSIM_NEARDUP_OUTPUT), and the stats
     # file joins EXTENSIONS with -s WEBSIM_STATS_OUTPUT=stats.json (failures by reason).
     "websim_crawler.addon.OutputsAddon": 0,
     # -s WEBSIM_REDIS_URL=redis://host:6379/0 turns a crawl into a worker on a shared frontier.
-    "websim_crawler.distributed.addon.RedisAddon": 0,
+    "websim_crawler.distributed.redis_addon.RedisAddon": 0,
 }

@@ -2,12 +2,12 @@
 scrapy-playwright, ``websim compare --render`` through plain Playwright) launches, confines,
 settles, captures and bounds pages here.
 
-- ``params``: the rendering settings (``RenderParams``);
 - ``confine``: the address rules and the confining proxy every browser request goes through;
 - ``page``: a page's guard (routes, popups, downloads, bytes), the settle wait and the capture;
 - ``watchdog``: Chromium's memory cap;
 - ``session``: launch and context options, ``Rendering`` (one browser's state) and
   ``render_documents`` for commands.
 
-Only ``params`` is imported by the configuration; the rest needs the ``[render]`` extra.
+Its settings are ``config.render`` (``RenderParams``); everything here needs the ``[render]``
+extra.
 """

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from websim_crawler.browser.confine import Confinement
-from websim_crawler.browser.params import RenderParams
+from websim_crawler.config.render import RenderParams
 from websim_crawler.errors import WebsimError
 
 logger = logging.getLogger(__name__)

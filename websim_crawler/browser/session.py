@@ -31,8 +31,8 @@ from websim_crawler.browser.page import (
     click_control,
     settle_and_scroll,
 )
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.watchdog import MemoryWatchdog
+from websim_crawler.config.render import RenderParams
 from websim_crawler.errors import BrowserMissingError, InputFormatError, WebsimError
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """The options every command shares: ``-s WEBSIM_NAME=VALUE``, setting flags, progress bars.
 
-A command's setting flags are the rows of ``COMMAND_FLAGS`` (declared beside the settings in
-``websim_crawler.config``); :func:`command_config` builds the one validated ``WebsimConfig`` the
+A command's setting flags are the rows of ``COMMAND_FLAGS`` (``cli._flags``, each the alias of a
+setting); :func:`command_config` builds the one validated ``WebsimConfig`` the
 command starts from: a flag given on the command line beats ``-s``, which beats the default.
 """
 
@@ -12,9 +12,8 @@ import sys
 from collections.abc import Iterable
 from typing import Any, TypeVar
 
+from websim_crawler.cli._flags import COMMAND_FLAGS, CommandFlag
 from websim_crawler.config import (
-    COMMAND_FLAGS,
-    CommandFlag,
     WebsimConfig,
     check_setting_names,
     declared_setting_fields,

@@ -9,11 +9,11 @@ from typing import Any
 
 from websim_crawler._imports import require
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
+from websim_crawler.config.distributed import redacted_url
 from websim_crawler.distributed.leases import delete_worker_keys
 from websim_crawler.distributed.seeds import seed_entry
-from websim_crawler.distributed_params import redacted_url
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
-from websim_crawler.spiders._args import parse_http_url
+from websim_crawler.spiders.args import parse_http_url
 
 SEED_FIELDS = {"site": "url", "deepweb": "query"}
 

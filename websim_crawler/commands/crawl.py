@@ -17,7 +17,7 @@ from typing import Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from websim_crawler.config import websim_config
-from websim_crawler.spiders._args import report_errors_plainly
+from websim_crawler.logformatter import report_errors_plainly
 
 # Finish reasons the websim spiders close with when they cannot do their job.
 FAILED_FINISH_REASONS = {

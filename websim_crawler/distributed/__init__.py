@@ -1,13 +1,13 @@
 """Running websim on many machines: scrapy-redis workers sharing one frontier, seeds in Redis.
 
 ``-s WEBSIM_REDIS_URL=redis://host:6379/0`` switches the ``deepweb`` and ``site`` spiders into
-workers (see :mod:`websim_crawler.distributed.addon`); ``websim seed`` pushes their seeds.
+workers (see :mod:`websim_crawler.distributed.redis_addon`); ``websim seed`` pushes their seeds.
 Nothing here imports scrapy-redis until the switch is on.
 """
 
 from __future__ import annotations
 
-from websim_crawler.distributed_params import DistributedParams, RedisKeys
+from websim_crawler.config.distributed import DistributedParams, RedisKeys
 
 WORKER_LOCAL = "websim_worker_local"
 """Request meta key: ``True`` keeps a request on its worker, out of the shared queue."""

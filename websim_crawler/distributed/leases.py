@@ -29,7 +29,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.distributed_params import RedisKeys
+from websim_crawler.config.distributed import RedisKeys
 
 logger = logging.getLogger(__name__)
 

@@ -30,10 +30,10 @@ from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
 
 from websim_crawler.config import websim_config
+from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
 from websim_crawler.distributed.leases import RedisLeases, Requeued
-from websim_crawler.distributed_params import DistributedParams
-from websim_crawler.leases import LEASE, release_when_done
+from websim_crawler.frontier.release import LEASE, release_when_done
 
 logger = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 
 from websim_crawler._imports import require
 from websim_crawler.config import websim_config
-from websim_crawler.distributed_params import DistributedParams
+from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.errors import InputFormatError, WebsimError
 
 logger = logging.getLogger(__name__)

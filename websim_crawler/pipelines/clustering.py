@@ -27,7 +27,7 @@ from websim_crawler.core.clustering import (
 from websim_crawler.core.io import atomic_write_report, check_output_path
 from websim_crawler.core.text import DEFAULT_STEMMER
 from websim_crawler.errors import WebsimError
-from websim_crawler.jobdir import load_state, save_state
+from websim_crawler.frontier.jobdir_state import load_state, save_state
 
 logger = logging.getLogger(__name__)
 

@@ -24,8 +24,8 @@ from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 
 from websim_crawler._imports import require
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.browser.session import CONTEXT_OPTIONS, Rendering, check_chromium
+from websim_crawler.config.render import RenderParams
 
 logger = logging.getLogger(__name__)
 

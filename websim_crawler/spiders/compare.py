@@ -19,8 +19,8 @@ from scrapy.http import Response
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.similarity.params import MODES
 from websim_crawler.errors import ConfigError
-from websim_crawler.spiders._args import parse_http_url
-from websim_crawler.spiders._pages import WebsimSpider
+from websim_crawler.spiders._base import WebsimSpider
+from websim_crawler.spiders.args import parse_http_url
 
 if TYPE_CHECKING:
     from websim_crawler.core.similarity.compare import PageFeatures

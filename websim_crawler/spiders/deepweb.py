@@ -22,19 +22,19 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from websim_crawler.core.crawling import NextPage, next_page, record_links, site_template_links
-from websim_crawler.core.forms import SearchForm, find_search_form
+from websim_crawler.core.crawling.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
-from websim_crawler.spiders._args import (
+from websim_crawler.spiders._base import WebsimSpider
+from websim_crawler.spiders._render import SCREENSHOT_META, rendering_of
+from websim_crawler.spiders.args import (
     parse_count,
     parse_flag,
     parse_http_url,
     parse_queries,
     parse_query_template,
 )
-from websim_crawler.spiders._pages import WebsimSpider
-from websim_crawler.spiders._render import SCREENSHOT_META, rendering_of
 
 logger = logging.getLogger(__name__)
 

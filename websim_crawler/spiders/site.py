@@ -20,8 +20,8 @@ from websim_crawler.core.html import outgoing_links
 from websim_crawler.core.urls import looks_like_page, same_host_port
 from websim_crawler.distributed import BUDGET
 from websim_crawler.errors import ConfigError
-from websim_crawler.spiders._args import parse_count, parse_http_url
-from websim_crawler.spiders._pages import WebsimSpider
+from websim_crawler.spiders._base import WebsimSpider
+from websim_crawler.spiders.args import parse_count, parse_http_url
 
 logger = logging.getLogger(__name__)
 

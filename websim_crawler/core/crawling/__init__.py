@@ -2,7 +2,7 @@
 
 Pure: works on an ``lxml.html`` tree (Scrapy's ``response.selector.root`` or ``parse_html``) and
 URL strings; the spiders call these and turn the answers into requests. Links are resolved by
-``core.urls.absolute_url``; the spiders' settings are in ``websim_crawler.crawl_params``.
+``core.urls.absolute_url``; the spiders' settings are in ``websim_crawler.config.crawl``.
 """
 
 from __future__ import annotations

@@ -1,18 +1,15 @@
 """Spider arguments (``-a name=value``): parsed and checked, with errors that name the argument.
 
 A ``ConfigError`` raised while the spider is built ends ``scrapy crawl`` with exit code 1; the
-filter installed by :func:`report_errors_plainly` logs it as one line instead of a traceback.
+filter installed by ``logformatter.report_errors_plainly`` logs it as one line, not a traceback.
 """
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from scrapy import exceptions as scrapy_exceptions
-
-from websim_crawler.errors import ConfigError, WebsimError
+from websim_crawler.errors import ConfigError
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
@@ -98,53 +95,3 @@ def parse_queries(spider_name: str, queries: object, queries_file: object) -> li
             "(one query a line)"
         )
     return unique
-
-
-# Download failures whose message says it all (refused, unresolvable host, timeout, lost data):
-# Scrapy logs them with a traceback of its own machinery, which tells a user nothing more.
-_DOWNLOAD_ERRORS = (
-    scrapy_exceptions.DownloadConnectionRefusedError,
-    scrapy_exceptions.CannotResolveHostError,
-    scrapy_exceptions.DownloadTimeoutError,
-    scrapy_exceptions.DownloadFailedError,
-    scrapy_exceptions.ResponseDataLossError,
-    ConnectionError,
-    TimeoutError,
-)
-
-
-class _PlainErrors(logging.Filter):
-    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        if isinstance(error, WebsimError):
-            record.msg = "%s: %s"
-            record.args = (type(error).__name__, error)
-        elif not isinstance(error, _DOWNLOAD_ERRORS):
-            return True
-        record.exc_info = None
-        record.exc_text = None
-        return True
-
-
-_PLAIN_ERRORS = _PlainErrors()
-
-
-def report_errors_plainly() -> None:
-    """Make start-up ``WebsimError``s and download failures show as one line, not a traceback.
-
-    ``scrapy crawl`` logs an exception raised while the spider is built through asyncio's
-    "Task exception was never retrieved" (or Twisted's "Unhandled error"); the message already
-    names the argument and the fix, so the traceback only hides it. Scrapy's robots.txt
-    middleware and scraper log an unreachable page's connection error with its traceback too.
-    """
-    for logger_name in (
-        "asyncio",
-        "twisted",
-        "scrapy.downloadermiddlewares.robotstxt",
-        "scrapy.core.scraper",
-    ):
-        target = logging.getLogger(logger_name)
-        if _PLAIN_ERRORS not in target.filters:
-            target.addFilter(_PLAIN_ERRORS)

@@ -1,4 +1,5 @@
-"""Settings of the reliability components (``reliability.py``): Retry-After waits, stats file."""
+"""Settings of the reliability components (``middlewares.retry_after``, ``extensions``): Retry-After
+waits, stats file."""
 
 from __future__ import annotations
 

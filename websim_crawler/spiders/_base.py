@@ -11,23 +11,24 @@ from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import REFUSED_META
-from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import websim_config
+from websim_crawler.config.crawl import CrawlParams
+from websim_crawler.config.distributed import DistributedParams
+from websim_crawler.config.render import RenderParams
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of
-from websim_crawler.crawl_params import CrawlParams
-from websim_crawler.decoding import CONFIDENCE_META
-from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
-from websim_crawler.reliability import failure_reason
-from websim_crawler.spiders._args import parse_flag, report_errors_plainly
+from websim_crawler.logformatter import report_errors_plainly
+from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
+from websim_crawler.middlewares.retry_after import failure_reason
 from websim_crawler.spiders._render import (
     close_kept_page,
     enable_rendering,
     render_meta,
     rendered_screenshot,
 )
+from websim_crawler.spiders.args import parse_flag
 
 logger = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """Settings of the ``deepweb`` and ``site`` spiders (``WEBSIM_MAX_RESULT_PAGES``, ...).
 
-Beside ``config.py``: only the spiders read them; the crawl logic of ``core.crawling`` takes none.
+In ``config/``: only the spiders read them; the crawl logic of ``core.crawling`` takes none.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ requests that were seen but never crawled). Here ``JOBDIR/websim-frontier.sqlite
 
 A new request is checked against ``seen`` and queued in one transaction; a request taken by the
 engine is marked leased, and deleted once the engine is done with it (items exported, follow-up
-requests queued; see :mod:`websim_crawler.leases`). Each change is committed at once (WAL
+requests queued; see :mod:`websim_crawler.frontier.release`). Each change is committed at once (WAL
 journal, ``synchronous=NORMAL``: durable when the process is killed; ``WEBSIM_FEED_FSYNC``-like
 durability against a machine crash would need ``synchronous=FULL``). A resumed crawl puts the
 leased requests back in the queue: after a SIGKILL it recrawls at most the requests that were in
@@ -37,7 +37,7 @@ from scrapy.utils.job import job_dir
 from scrapy.utils.misc import load_object
 from scrapy.utils.request import request_from_dict
 
-from websim_crawler.leases import LEASE, release_when_done
+from websim_crawler.frontier.release import LEASE, release_when_done
 
 logger = logging.getLogger(__name__)
 

@@ -16,13 +16,13 @@ from scrapy.exceptions import ScrapyDeprecationWarning
 from scrapy.settings import BaseSettings
 
 from websim_crawler._imports import require
+from websim_crawler.config.distributed import DistributedParams, redacted_url
 from websim_crawler.core.params import params_from_settings
-from websim_crawler.distributed_params import DistributedParams, redacted_url
 
 logger = logging.getLogger(__name__)
 
 SCHEDULER = "websim_crawler.distributed.scheduler.WorkerScheduler"
-JOBDIR_SCHEDULER = "websim_crawler.jobdir_scheduler.JobdirScheduler"
+JOBDIR_SCHEDULER = "websim_crawler.frontier.jobdir_scheduler.JobdirScheduler"
 DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"
 QUEUE = "scrapy_redis.queue.PriorityQueue"
 SEEDS_EXTENSION = "websim_crawler.distributed.seeds.RedisSeeds"

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import (
     AnalysisParams,
     PageAnalysis,
@@ -36,7 +37,6 @@ from websim_crawler.core.page import (
     analyse_page,
     new_template_memory,
 )
-from websim_crawler.core.params import setting, validate
 from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
 
@@ -47,49 +47,7 @@ logger = logging.getLogger(__name__)
 
 _MEGABYTE = 1024 * 1024
 # Imported once by the fork server instead of by each worker: the analysis, loaded and warmed.
-_PRELOAD = ["websim_crawler.pool_warmup"]
-
-
-@dataclass(frozen=True)
-class PoolParams:
-    """How many worker processes analyse pages, and each page's budget of time and memory."""
-
-    workers: int | None = setting(
-        None,
-        "WEBSIM_ANALYSIS_WORKERS",
-        "worker processes that analyse pages (default: the usable CPUs; 0: in the crawl's own "
-        "process, without the time and memory caps)",
-        minimum=0,
-    )
-    max_pending: int = setting(
-        16,
-        "WEBSIM_ANALYSIS_MAX_PENDING",
-        "pages handed to the analysis and not yet back; further pages wait",
-        minimum=1,
-    )
-    timeout: float = setting(
-        20.0,
-        "WEBSIM_ANALYSIS_TIMEOUT",
-        "seconds a page's analysis may take in its worker; the worker is then killed and "
-        "replaced and the page dropped as analysis_timeout (0: no limit)",
-        minimum=0.0,
-    )
-    worker_memory_mb: int = setting(
-        1024,
-        "WEBSIM_WORKER_MEMORY_MB",
-        "memory a worker may allocate beyond its start-up size (RLIMIT_AS); a page that needs "
-        "more is dropped as too_large (0: no limit)",
-        minimum=0,
-    )
-
-    def __post_init__(self) -> None:
-        validate(self)
-
-    def worker_count(self) -> int:
-        """Return the number of worker processes (0: analyse in the caller's process)."""
-        if self.workers is not None:
-            return self.workers
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+_PRELOAD = ["websim_crawler.analysis.warmup"]
 
 
 @dataclass(frozen=True)

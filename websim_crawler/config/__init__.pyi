@@ -1,0 +1,32 @@
+"""Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
+
+from .crawl import CrawlParams
+from .distributed import DistributedParams, RedisKeys
+from .pool import PoolParams
+from .reliability import ReliabilityParams
+from .render import RenderParams
+from .websim import (
+    InputParams,
+    ItemFieldParams,
+    WebsimConfig,
+    check_setting_names,
+    declared_setting_fields,
+    setting_names,
+    websim_config,
+)
+
+__all__ = [
+    "CrawlParams",
+    "DistributedParams",
+    "InputParams",
+    "ItemFieldParams",
+    "PoolParams",
+    "RedisKeys",
+    "ReliabilityParams",
+    "RenderParams",
+    "WebsimConfig",
+    "check_setting_names",
+    "declared_setting_fields",
+    "setting_names",
+    "websim_config",
+]

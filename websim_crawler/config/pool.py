@@ -1,0 +1,50 @@
+"""Settings of the analysis worker pool (``WEBSIM_ANALYSIS_WORKERS``, ...): ``analysis.pool``."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from websim_crawler.core.params import setting, validate
+
+
+@dataclass(frozen=True)
+class PoolParams:
+    """How many worker processes analyse pages, and each page's budget of time and memory."""
+
+    workers: int | None = setting(
+        None,
+        "WEBSIM_ANALYSIS_WORKERS",
+        "worker processes that analyse pages (default: the usable CPUs; 0: in the crawl's own "
+        "process, without the time and memory caps)",
+        minimum=0,
+    )
+    max_pending: int = setting(
+        16,
+        "WEBSIM_ANALYSIS_MAX_PENDING",
+        "pages handed to the analysis and not yet back; further pages wait",
+        minimum=1,
+    )
+    timeout: float = setting(
+        20.0,
+        "WEBSIM_ANALYSIS_TIMEOUT",
+        "seconds a page's analysis may take in its worker; the worker is then killed and "
+        "replaced and the page dropped as analysis_timeout (0: no limit)",
+        minimum=0.0,
+    )
+    worker_memory_mb: int = setting(
+        1024,
+        "WEBSIM_WORKER_MEMORY_MB",
+        "memory a worker may allocate beyond its start-up size (RLIMIT_AS); a page that needs "
+        "more is dropped as too_large (0: no limit)",
+        minimum=0,
+    )
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def worker_count(self) -> int:
+        """Return the number of worker processes (0: analyse in the caller's process)."""
+        if self.workers is not None:
+            return self.workers
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1

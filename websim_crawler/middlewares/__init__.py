@@ -1,0 +1,7 @@
+"""Downloader middlewares, enabled in ``settings.DOWNLOADER_MIDDLEWARES`` by their module path.
+
+- ``response_decoding.PageDecodingMiddleware``: decodes each HTML response once, robustly, and
+  records how sure the decoding is (the decoding itself is ``core.html.decoding``);
+- ``retry_after.RetryAfterMiddleware``: makes Scrapy's retry of a 429/503 wait for its
+  ``Retry-After``; ``retry_after.failure_reason`` names why a request failed.
+"""
