@@ -14,7 +14,8 @@
 (b) Memory. A page allocating 4 GB (64 typed arrays of 64 MB, filled) rendered with the watchdog
   on (``WEBSIM_RENDER_MAX_MEMORY``, default 1024 MiB); the peak of Chromium's summed private
   memory is sampled every 20 ms by this script, apart from the watchdog.
-(c) Confinement. A rendered ``scrapy crawl site`` of the hostile pages of ``tests/hostile_site.py``
+(c) Confinement. A rendered ``scrapy crawl site`` of the hostile pages of
+  ``tests/support/hostile_site.py``
   (escapes to a second loopback port, redirects, popups, downloads, a 8 MB page, the 4 GB page):
   the hostile pages stored, and the TCP connections the "internal" port received.
 
@@ -40,8 +41,8 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:1] = [str(REPO), str(REPO / "tests")]  # this file is named like nothing it imports
 
-from hostile_site import DROPPED, STORED, HostileSite, InternalService  # noqa: E402
 from playwright.async_api import async_playwright  # noqa: E402
+from support.hostile_site import DROPPED, STORED, HostileSite, InternalService  # noqa: E402
 
 from websim_crawler.browser.session import CONTEXT_OPTIONS, Rendering  # noqa: E402
 from websim_crawler.browser.watchdog import chromium_processes, private_bytes  # noqa: E402

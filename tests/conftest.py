@@ -55,8 +55,8 @@ def analysed(pipeline: Any, item: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def site_url() -> Iterator[str]:
-    """Serve ``tests/pages_site/`` (a few article pages, a PDF) for the session."""
-    server, url = serve_directory(TESTS / "pages_site")
+    """Serve ``tests/support/pages_site/`` (a few article pages, a PDF) for the session."""
+    server, url = serve_directory(TESTS / "support" / "pages_site")
     yield url
     server.shutdown()
     server.server_close()

@@ -119,8 +119,8 @@ def _identifier_from_arrays(langid: Any, arrays: dict[str, np.ndarray]) -> Any:
 
     The one place that knows py3langid's constructor and what its DFA walk indexes (transitions
     and outputs by integer: given here as memory views of the mapped arrays, not copied);
-    tests/test_language_model.py compares its answers and arrays with py3langid's own loader, so
-    a change of shape fails there.
+    tests/core/test_language_model.py compares its answers and arrays with py3langid's own loader,
+    so a change of shape fails there.
     """
     return langid.LanguageIdentifier(
         arrays["ptc"],

@@ -7,9 +7,10 @@ options (every request through the confining proxy), each page gets its guard be
 boxes and takes the bounded screenshot before scrapy-playwright reads the HTML.
 
 :func:`download_handler` adapts scrapy-playwright's download handler in two places (private
-methods of scrapy-playwright 0.0.48, pinned by ``tests/test_rendering.py``): new pages are opened
-through ``Rendering.open_page`` (so a restart never closes a page being created), and a download
-that the loaded page starts (refused by the page guard) does not fail the page.
+methods of scrapy-playwright 0.0.48, pinned by ``tests/adapters/browser/test_rendering.py``): new
+pages are opened through ``Rendering.open_page`` (so a restart never closes a page being
+created), and a download that the loaded page starts (refused by the page guard) does not fail
+the page.
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from websim_crawler.frontier.jobdir_state import load_state, save_state, state_p
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.clustering import BUFFER_STATE, ClusteringPipeline
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 QUERIES = "astronomy,bread,beekeeping,cycling,volcanoes"
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile_site import (
+from support.hostile_site import (
     DROPPED,
     POPUP_PATHS,
     STORED,
@@ -41,7 +41,7 @@ from websim_crawler.core.html import parse_html
 from websim_crawler.demo import scripted
 from websim_crawler.demo.site import Archive, DemoSite
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 CHROMIUM = "/usr/bin/chromium"
 needs_browser = pytest.mark.skipif(
     not (os.access(CHROMIUM, os.X_OK) and available("scrapy_playwright")),

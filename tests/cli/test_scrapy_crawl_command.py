@@ -13,8 +13,8 @@ import pytest
 from tests.conftest import serve_directory
 from websim_crawler.commands.crawl import crawl_failure
 
-REPO = Path(__file__).resolve().parents[1]
-SITE = Path(__file__).resolve().parent / "site"
+REPO = Path(__file__).resolve().parents[2]
+SITE = Path(__file__).resolve().parents[1] / "support" / "site"
 
 
 @pytest.mark.parametrize(

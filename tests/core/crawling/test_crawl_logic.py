@@ -23,7 +23,7 @@ from websim_crawler.core.html import parse_html
 from websim_crawler.core.urls import absolute_url, looks_like_page
 from websim_crawler.errors import ConfigError
 
-SITE = Path(__file__).resolve().parent / "site"
+SITE = Path(__file__).resolve().parents[2] / "support" / "site"
 BASE = "http://shop.example.org/"
 
 

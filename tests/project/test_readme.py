@@ -13,7 +13,7 @@ from websim_crawler.cli._settings import known_settings
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.params import declared_settings
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 STAT_KEY = re.compile(r"websim/[a-z_/]+")
 TABLE_ROW = re.compile(r"^\| `(WEBSIM_[A-Z0-9_]+)` \| `([^`]*)` \|", re.MULTILINE)

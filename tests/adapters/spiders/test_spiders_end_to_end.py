@@ -23,15 +23,15 @@ from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.text import stemmer
 from websim_crawler.demo.site import Archive, DemoSite
 
-REPO = Path(__file__).resolve().parents[1]
-SITE = Path(__file__).resolve().parent / "site"
+REPO = Path(__file__).resolve().parents[3]
+SITE = Path(__file__).resolve().parents[2] / "support" / "site"
 CHROMIUM = "/usr/bin/chromium"
 
 pytestmark = pytest.mark.slow
 
 
 class StaticSiteHandler(SimpleHTTPRequestHandler):
-    """Serve ``tests/site``; a POST is answered with the file at its path, its body is kept."""
+    """Serve ``tests/support/site``; a POST is answered with the file at its path, its body kept."""
 
     posted: list[str] = []  # noqa: RUF012 (shared by the handler instances of one server)
 

@@ -21,7 +21,7 @@ from websim_crawler.items import PageItem
 from websim_crawler.spiders.deepweb import DeepWebSpider
 from websim_crawler.spiders.site import SiteSpider
 
-SITE = Path(__file__).resolve().parent / "site"
+SITE = Path(__file__).resolve().parents[2] / "support" / "site"
 ROOT = "http://127.0.0.1:8000/"
 SpiderT = TypeVar("SpiderT", DeepWebSpider, SiteSpider)
 ANALYSIS_PIPELINE = {

@@ -43,7 +43,7 @@ from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.visual import ground_distances
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
-PEER = Path(__file__).resolve().parents[1] / ".." / "shared" / "peer" / "html-similarity"
+PEER = Path(__file__).resolve().parents[3] / ".." / "shared" / "peer" / "html-similarity"
 
 
 def _peer() -> dict[str, Any]:

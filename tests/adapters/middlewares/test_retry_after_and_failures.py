@@ -11,17 +11,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from fault_server import ARRIVING, FAILING, GOOD, FaultServer
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import Request, Response
 from scrapy.spidermiddlewares.httperror import HttpError
+from support.fault_server import ARRIVING, FAILING, GOOD, FaultServer
 from twisted.internet.error import TimeoutError as TxTimeoutError
 from twisted.python.failure import Failure
 
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.middlewares.retry_after import failure_reason, retry_after_seconds
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 PEAK_RSS_LIMIT_MB = 450  # a crawl's own baseline is about 150 MB; one 50 MB body would show
 PEAK_RSS_WRAPPER = (
     "import os, subprocess, sys\n"

@@ -39,8 +39,8 @@ from websim_crawler.pipelines.clustering import ClusteringPipeline
 from websim_crawler.pipelines.neardup import NearDuplicatePipeline
 from websim_crawler.pipelines.similarity import SimilarityPipeline
 
-REPO = Path(__file__).resolve().parents[1]
-PAGES = Path(__file__).resolve().parent / "pages_site"
+REPO = Path(__file__).resolve().parents[2]
+PAGES = Path(__file__).resolve().parents[1] / "support" / "pages_site"
 COMMANDS = ("extract", "cluster", "compare", "similar", "neardup", "seed", "demo")
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
-from worker_killer import POISON_HEADER
+from support.worker_killer import POISON_HEADER
 
 from websim_crawler import settings as project_settings
 from websim_crawler.cli import main
@@ -39,7 +39,7 @@ from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders.deepweb import DeepWebSpider
 from websim_crawler.spiders.site import SiteSpider
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[3]
 QUERIES = ("astronomy", "bread", "beekeeping", "cycling", "volcanoes")
 
 
@@ -448,7 +448,7 @@ def test_killed_workers_lose_no_page_and_a_poison_page_is_dead_lettered(
         # Analysis in the crawl's process: three crawls and their analysis workers on two
         # shared cores stalled past the 4 s lease under a loaded full suite (it passed alone).
         "WEBSIM_ANALYSIS_WORKERS=0",
-        'SPIDER_MIDDLEWARES={"worker_killer.KillOnPoison": 10}',
+        'SPIDER_MIDDLEWARES={"support.worker_killer.KillOnPoison": 10}',
     ):
         options += ["-s", setting]
 

@@ -35,7 +35,7 @@ from websim_crawler.core.io import (
 )
 from websim_crawler.feeds import DurableFileFeedStorage, OrjsonLinesItemExporter
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_cut_last_line_is_skipped_quietly_and_counted(

@@ -23,7 +23,7 @@ import pytest
 import websim_crawler.core
 import websim_crawler.core.page as page
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "websim_crawler"
 CORE = PACKAGE / "core"
 FRAMEWORKS = ("scrapy", "twisted", "scrapy_playwright", "scrapy_redis")

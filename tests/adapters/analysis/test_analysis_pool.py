@@ -26,10 +26,10 @@ from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pipelines import PageAnalysisPipeline
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[2]
 ROOT = TESTS.parent
-ORDINARY_PAGES = sorted((TESTS / "site").glob("*.html")) + sorted(
-    (TESTS / "pages_site").glob("*.html")
+ORDINARY_PAGES = sorted((TESTS / "support" / "site").glob("*.html")) + sorted(
+    (TESTS / "support" / "pages_site").glob("*.html")
 )
 
 
@@ -78,7 +78,9 @@ def test_monster_pages_are_dropped_within_budget_and_the_others_come_through(
 def test_a_page_over_its_time_is_dropped_and_its_worker_replaced(pool: AnalysisPool) -> None:
     slow = pool.submit(many_divs(150_000), "http://slow.test/")
     assert slow.result(timeout=120).dropped == "analysis_timeout"
-    after = pool.submit((TESTS / "pages_site" / "volcanoes.html").read_bytes(), "http://v.test/")
+    after = pool.submit(
+        (TESTS / "support" / "pages_site" / "volcanoes.html").read_bytes(), "http://v.test/"
+    )
     record = after.result(timeout=120).record
     assert record is not None and "lava" in record["main_text"]
 
@@ -86,7 +88,7 @@ def test_a_page_over_its_time_is_dropped_and_its_worker_replaced(pool: AnalysisP
 def test_a_worker_that_dies_is_counted_and_replaced() -> None:
     crashing = pool_of(1, timeout=120.0)
     try:
-        rivers = (TESTS / "pages_site" / "rivers.html").read_bytes()
+        rivers = (TESTS / "support" / "pages_site" / "rivers.html").read_bytes()
         assert crashing.submit(rivers, None).result(timeout=120).record is not None  # warm
         slow = crashing.submit(many_divs(150_000), "http://slow.test/")
         worker = _busy_worker()
@@ -117,7 +119,7 @@ def test_a_page_over_the_memory_cap_is_dropped_as_too_large() -> None:
     try:
         outcome = capped.submit(many_divs(150_000), "http://big.test/").result(timeout=120)
         assert outcome.dropped == "too_large"
-        after = capped.submit((TESTS / "pages_site" / "rivers.html").read_bytes(), None)
+        after = capped.submit((TESTS / "support" / "pages_site" / "rivers.html").read_bytes(), None)
         assert after.result(timeout=120).record is not None  # the same worker goes on
     finally:
         capped.close()
@@ -151,7 +153,7 @@ def test_workers_forked_from_the_caller_keep_the_budgets_and_the_results() -> No
         for url, html in pages:
             assert futures[url].result(timeout=120) == in_process.submit(html, url).result(), url
         assert slow.result(timeout=120).dropped in {"analysis_timeout", "too_large"}
-        after = forked.submit((TESTS / "pages_site" / "rivers.html").read_bytes(), None)
+        after = forked.submit((TESTS / "support" / "pages_site" / "rivers.html").read_bytes(), None)
         assert after.result(timeout=120).record is not None  # the replaced worker goes on
     finally:
         forked.close()

@@ -26,7 +26,7 @@ from scrapy.utils.test import get_crawler
 from websim_crawler.cli import main
 from websim_crawler.pipelines.similarity import SimilarityPipeline
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 LIST_PAGE = (
     "<html><head><title>Apple pie</title></head><body><div id='nav'><a href='/a'>a</a>"

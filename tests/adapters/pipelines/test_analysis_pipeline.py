@@ -197,7 +197,7 @@ def test_real_scrapy_crawl_with_the_pipeline(tmp_path: Path, site_url: str) -> N
 def test_extract_cli_refuses_unknown_settings(capsys: pytest.CaptureFixture[str]) -> None:
     from websim_crawler.cli import main
 
-    page = str(Path(__file__).parent / "pages_site" / "rivers.html")
+    page = str(Path(__file__).parents[2] / "support" / "pages_site" / "rivers.html")
     assert main(["extract", page, "-s", "WEBSIM_HYPERLINK_TRESHOLD=0.3"]) == 2
     assert "did you mean WEBSIM_HYPERLINK_THRESHOLD" in capsys.readouterr().err
     assert main(["extract", page, "--chunks", "none", "-s", "WEBSIM_LANGUAGE=en"]) == 0

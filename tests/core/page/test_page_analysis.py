@@ -36,7 +36,7 @@ from websim_crawler.core.page import (
 )
 from websim_crawler.errors import ConfigError, PageError
 
-SITE_PAGES = Path(__file__).parent / "site" / "records"
+SITE_PAGES = Path(__file__).parents[2] / "support" / "site" / "records"
 
 ARTICLE_PAGE = """<html><head><title>Fuzzy clustering of web pages</title></head><body>
 <div id="header"><a href="/">Home</a> <a href="/about">About us</a> <a href="/c">Contact</a></div>

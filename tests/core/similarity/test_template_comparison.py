@@ -9,14 +9,14 @@ from pathlib import Path
 
 import lxml.etree
 import pytest
-import template_reference as reference
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support import template_reference as reference
 
 from websim_crawler.core.similarity import layout, parse_document, template_comparison
 from websim_crawler.core.similarity.documents import ParsedDocument
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[2]
 BOOKS_AND_SITES = TESTS.parents[0] / ".." / "shared" / "datasets" / "books-and-sites"
 # Few tags and attributes, so that templates tie on size and penalty and the order matters.
 TAGS = ("div", "span", "p", "a", "ul", "li", "script")
@@ -100,7 +100,9 @@ def _assert_same_on_all_pairs(documents: list[ParsedDocument]) -> int:
 
 
 def test_template_comparison_equals_the_reference_on_the_test_sites() -> None:
-    paths = sorted((TESTS / "site").glob("*.html")) + sorted((TESTS / "pages_site").glob("*.html"))
+    paths = sorted((TESTS / "support" / "site").glob("*.html")) + sorted(
+        (TESTS / "support" / "pages_site").glob("*.html")
+    )
     documents = [parse_document(path.read_bytes()) for path in paths]
     assert len(documents) >= 12
     assert _assert_same_on_all_pairs(documents) == len(documents) ** 2
@@ -126,7 +128,7 @@ def test_template_comparison_equals_the_reference_on_real_pages() -> None:
 def test_the_shape_cache_shared_by_comparisons_is_bounded_and_changes_no_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    paths = sorted((TESTS / "site").glob("*.html"))[:6]
+    paths = sorted((TESTS / "support" / "site").glob("*.html"))[:6]
     documents = [parse_document(path.read_bytes()) for path in paths]
     monkeypatch.setattr(layout, "PAIR_SHAPE_CACHE_SIZE", 5)
     layout._PAIR_SHAPES.clear()

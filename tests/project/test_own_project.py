@@ -18,7 +18,7 @@ import pytest
 
 from websim_crawler.demo.site import DemoSite
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
 
 pytestmark = pytest.mark.slow
 

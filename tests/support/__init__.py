@@ -1,0 +1,1 @@
+"""Test support: local servers, fixture sites and reference implementations the tests import."""
