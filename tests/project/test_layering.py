@@ -1,12 +1,14 @@
-"""Layering (STYLE.md: pure core, thin adapters), checked both ways.
+"""Layering (STYLE.md: pure core, thin adapters, rooms by role), checked both ways.
 
 Downward only: the pure core imports neither Scrapy/Twisted nor any module of the adapter layer
-(``config``, ``pipelines``, ``spiders``, ``cli``, ``distributed``, ``jobdir``, ``reliability``,
-the settings modules beside ``config``...): from the package it may import only the core itself,
-``errors`` and the extras probe ``_imports``. Inward through the front door: outside
-``core/page/`` the page analysis is imported by the public names of ``websim_crawler.core.page``.
-Each rule is checked on the source (every import statement, those inside functions too) and,
-for the core, on what importing it actually loads.
+(``config``, ``pipelines``, ``spiders``, ``cli``, ``distributed``, ``frontier``, ``middlewares``
+...): from the package it may import only the core itself, ``errors``, the extras probe
+``_imports`` and the moved-paths table ``_moved``. Between rooms: ``ROOMS`` puts every room of the
+package in one order, lowest first, and a module imports only its own room and rooms below it (no
+arrow up, hence no cycle between rooms). Inward through the front door: outside ``core/page/``
+the page analysis is imported by the public names of ``websim_crawler.core.page``. Each rule is
+checked on the source (every import statement, those inside functions too) and, for the core, on
+what importing it actually loads.
 """
 
 from __future__ import annotations
@@ -35,6 +37,33 @@ CORE_MAY_IMPORT = (
     "websim_crawler._moved",
 )
 PAGE_PACKAGE = "websim_crawler.core.page"
+# The rooms of the package (its top-level modules and folders), lowest first: a module may import
+# its own room and the rooms before it, never one after it. ``__init__`` is the package module.
+ROOMS = (
+    "errors",
+    "_imports",
+    "_moved",
+    "__init__",
+    "core",
+    "config",  # the one settings door: pure, like the core
+    "items",
+    "logformatter",
+    "frontier",
+    "analysis",
+    "middlewares",
+    "extensions",
+    "feeds",
+    "browser",
+    "distributed",
+    "pipelines",
+    "spiders",
+    "demo",
+    "addon",
+    "settings",
+    "commands",
+    "cli",
+    "__main__",
+)
 
 
 def imported_modules(source: str, module: str) -> Iterator[str]:
@@ -86,6 +115,24 @@ def public_page_name(name: str) -> bool:
     return package == PAGE_PACKAGE and last in page.__all__
 
 
+def room_of(name: str) -> str:
+    """Return the room of the module (or imported name) ``name`` of the package."""
+    parts = name.split(".")
+    if len(parts) > 1 and ((PACKAGE / parts[1]).is_dir() or (PACKAGE / f"{parts[1]}.py").is_file()):
+        return parts[1]
+    return "__init__"  # the package itself, or a name it defines (``__version__``)
+
+
+def arrows_up(source: str, module: str) -> list[str]:
+    """Return the imports of ``module`` that reach a room above its own in ``ROOMS``."""
+    level = ROOMS.index(room_of(module))
+    return [
+        name
+        for name in imported_modules(source, module)
+        if name.split(".")[0] == "websim_crawler" and ROOMS.index(room_of(name)) > level
+    ]
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts).removesuffix(".__init__")
@@ -118,6 +165,36 @@ def test_the_checks_catch_what_they_guard() -> None:
     assert page_internals_used("from websim_crawler.core.page import _Hidden", "x") == [
         "websim_crawler.core.page._Hidden"
     ]
+
+
+def test_the_room_check_catches_an_arrow_up() -> None:
+    assert arrows_up("from websim_crawler.pipelines import analysis", "websim_crawler.config") == [
+        "websim_crawler.pipelines",
+        "websim_crawler.pipelines.analysis",
+    ]
+    assert arrows_up("import websim_crawler.cli", "websim_crawler.spiders.site") == [
+        "websim_crawler.cli"
+    ]
+    assert arrows_up("def f():\n    from websim_crawler import cli\n", "websim_crawler.feeds") == [
+        "websim_crawler.cli"
+    ]
+    assert (
+        arrows_up("from websim_crawler.config import websim_config", "websim_crawler.feeds") == []
+    )
+    assert arrows_up("from websim_crawler import __version__", "websim_crawler.cli") == []
+    assert room_of("websim_crawler.core.page.analyse") == "core"
+    assert room_of("websim_crawler") == "__init__"
+
+
+def test_every_module_is_in_a_declared_room() -> None:
+    rooms = {room_of(module_name(path)) for path in python_files(PACKAGE)}
+    assert rooms - set(ROOMS) == set()
+    assert rooms == set(ROOMS)  # and no declared room is gone
+
+
+@pytest.mark.parametrize("path", python_files(PACKAGE), ids=lambda path: module_name(path))
+def test_a_module_imports_no_room_above_its_own(path: Path) -> None:
+    assert arrows_up(path.read_text(encoding="utf-8"), module_name(path)) == []
 
 
 @pytest.mark.parametrize("path", python_files(CORE), ids=lambda path: module_name(path))
