@@ -55,7 +55,7 @@ class DurableFileFeedStorage(FileFeedStorage):
         cls, crawler: Crawler, uri: str, *, feed_options: dict[str, Any] | None = None
     ) -> DurableFileFeedStorage:
         """Build the storage with the crawl's ``WEBSIM_FEED_FSYNC``."""
-        fsync = websim_config(crawler).items.feed_fsync
+        fsync = websim_config(crawler).reliability.feed_fsync
         return cls(uri, feed_options=feed_options, fsync=fsync)
 
     def open(self, spider: Spider) -> IO[bytes]:

@@ -176,7 +176,6 @@ class AnalysisPool:
         self,
         params: AnalysisParams,
         pool_params: PoolParams,
-        chunk_detail: str,
         site_memory: SiteTemplateMemory | None = None,
         *,
         fork_from_caller: bool = False,
@@ -184,7 +183,7 @@ class AnalysisPool:
         self.params = params
         self.fork_from_caller = fork_from_caller
         self.pool_params = pool_params
-        self.chunk_detail = chunk_detail
+        self.chunk_detail = pool_params.chunk_detail
         self.workers = pool_params.worker_count()
         self.site_memory = site_memory if site_memory is not None else new_template_memory(params)
         self._memory_lock = threading.Lock()

@@ -55,7 +55,6 @@ def run(args: argparse.Namespace) -> int:
     pool = AnalysisPool(
         config.analysis,
         replace(config.pool, workers=workers),
-        config.items.chunk_detail,
         fork_from_caller=True,  # this command starts no thread before its pool
     )
     failures: Counter[str] = Counter()

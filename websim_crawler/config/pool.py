@@ -1,17 +1,25 @@
-"""Settings of the analysis worker pool (``WEBSIM_ANALYSIS_WORKERS``, ...): ``analysis.pool``."""
+"""Settings of the analysis in worker processes (``WEBSIM_CHUNK_DETAIL``, ``WEBSIM_ANALYSIS_*``)."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
 
+from websim_crawler.core.page import CHUNK_DETAILS
 from websim_crawler.core.params import setting, validate
 
 
 @dataclass(frozen=True)
 class PoolParams:
-    """How many worker processes analyse pages, and each page's budget of time and memory."""
+    """Which chunks the analysis writes back, how many worker processes analyse pages, and each
+    page's budget of time and memory."""
 
+    chunk_detail: str = setting(
+        "main",
+        "WEBSIM_CHUNK_DETAIL",
+        "chunks written to items: full (every chunk), main (main-content chunks) or none",
+        choices=CHUNK_DETAILS,
+    )
     workers: int | None = setting(
         None,
         "WEBSIM_ANALYSIS_WORKERS",

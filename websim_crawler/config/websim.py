@@ -23,7 +23,7 @@ from websim_crawler.config.reliability import ReliabilityParams
 from websim_crawler.config.render import RenderParams
 from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.neardup.params import NeardupParams
-from websim_crawler.core.page import CHUNK_DETAILS, AnalysisParams
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.params import (
     SettingsLike,
     params_from_settings,
@@ -38,23 +38,11 @@ logger = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class ItemFieldParams:
-    """Which item fields the pipelines read and how much they write back."""
+    """Which item field holds the HTML, and whether the pipelines keep it."""
 
     html_field: str = setting("html", "WEBSIM_HTML_FIELD", "item field that holds the page HTML")
-    chunk_detail: str = setting(
-        "main",
-        "WEBSIM_CHUNK_DETAIL",
-        "chunks written to items: full (every chunk), main (main-content chunks) or none",
-        choices=CHUNK_DETAILS,
-    )
     drop_html: bool = setting(
         False, "WEBSIM_DROP_HTML", "remove the HTML from items once analysed (smaller feeds)"
-    )
-    feed_fsync: bool = setting(
-        False,
-        "WEBSIM_FEED_FSYNC",
-        "force each exported item to the disk (fsync), not only to the operating system: feeds "
-        "then survive a machine crash, not only a killed crawl",
     )
 
     def __post_init__(self) -> None:

@@ -41,7 +41,7 @@ class PageAnalysisPipeline:
         self.config = config
         # A resumed JOBDIR crawl takes back its per-site template memory.
         saved = load_state(crawler.settings, SITE_MEMORY_STATE, SiteTemplateMemory.from_dict)
-        self.pool = AnalysisPool(config.analysis, config.pool, config.items.chunk_detail, saved)
+        self.pool = AnalysisPool(config.analysis, config.pool, saved)
         self._warned_fields: set[str] = set()
         self._slots = DeferredSemaphore(config.pool.max_pending)
         self._waiting = 0  # pages handed to the pool or waiting for a slot

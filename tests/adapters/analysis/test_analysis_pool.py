@@ -44,7 +44,9 @@ def long_table(rows: int) -> str:
 
 
 def pool_of(workers: int, **budget: Any) -> AnalysisPool:
-    return AnalysisPool(AnalysisParams(), PoolParams(workers=workers, **budget), "full")
+    return AnalysisPool(
+        AnalysisParams(), PoolParams(chunk_detail="full", workers=workers, **budget)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -141,8 +143,7 @@ def test_workers_forked_from_the_caller_keep_the_budgets_and_the_results() -> No
     """``websim extract`` forks its workers from itself: same budgets, same records."""
     forked = AnalysisPool(
         AnalysisParams(),
-        PoolParams(workers=2, timeout=3.0, worker_memory_mb=150),
-        "full",
+        PoolParams(chunk_detail="full", workers=2, timeout=3.0, worker_memory_mb=150),
         fork_from_caller=True,
     )
     try:
@@ -168,7 +169,7 @@ def test_template_memory_is_kept_across_workers() -> None:
     ]
     for workers in (0, 2):
         memory_pool = AnalysisPool(
-            AnalysisParams(template_min_pages=2), PoolParams(workers=workers), "full"
+            AnalysisParams(template_min_pages=2), PoolParams(chunk_detail="full", workers=workers)
         )
         try:
             fates = []
@@ -338,9 +339,7 @@ def test_workers_that_cannot_start_fail_each_page_counted(monkeypatch: pytest.Mo
 
 @pytest.mark.parametrize("fork_from_caller", [False, True])
 def test_workers_are_forked_warm(fork_from_caller: bool) -> None:
-    warm = AnalysisPool(
-        AnalysisParams(), PoolParams(workers=1), "main", fork_from_caller=fork_from_caller
-    )
+    warm = AnalysisPool(AnalysisParams(), PoolParams(workers=1), fork_from_caller=fork_from_caller)
     try:
         # Before any page, the worker already holds the keyword memo the warm-up page filled.
         memo = "__import__('websim_crawler.core.text').core.text._keyword_table.cache_info()"
