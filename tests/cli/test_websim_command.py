@@ -546,9 +546,9 @@ def test_extract_analyses_a_single_page_in_its_own_process_unless_workers_are_se
     created: list[int] = []
     real_pool = extract_command.AnalysisPool
 
-    def recording_pool(params: Any, pool_params: Any, chunk_detail: str, **options: Any) -> Any:
+    def recording_pool(params: Any, pool_params: Any, **options: Any) -> Any:
         created.append(pool_params.workers)
-        return real_pool(params, replace(pool_params, workers=0), chunk_detail, **options)
+        return real_pool(params, replace(pool_params, workers=0), **options)
 
     monkeypatch.setattr(extract_command, "AnalysisPool", recording_pool)
     sources = []

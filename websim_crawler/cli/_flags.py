@@ -13,15 +13,13 @@ from dataclasses import dataclass
 class CommandFlag:
     """A ``websim`` command-line flag that is an alias of one setting.
 
-    Its default, type and choices are the setting's; ``extra_choices`` are values the command
-    handles itself (``neardup --method dask``) and that never reach the setting.
+    Its default, type and choices are the setting's.
     """
 
     commands: tuple[str, ...]
     flags: tuple[str, ...]
     setting: str
     help: str
-    extra_choices: tuple[str, ...] = ()
 
 
 # Every flag of the ``websim`` commands that sets a setting, declared once. Precedence: a flag
@@ -120,8 +118,27 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
         ("neardup",),
         ("--method",),
         "WEBSIM_NEARDUP_METHOD",
-        "exact sentence index, MinHash/LSH candidates, or the Dask bag index",
-        extra_choices=("dask",),
+        "exact sentence index, or MinHash/LSH candidates",
+    ),
+    CommandFlag(
+        ("neardup",),
+        ("--engine",),
+        "WEBSIM_NEARDUP_ENGINE",
+        "memory: the exact index in this process; dask: the exact index as a Dask bag on a "
+        "cluster, same pairs",
+    ),
+    CommandFlag(
+        ("neardup",),
+        ("--scheduler",),
+        "WEBSIM_NEARDUP_SCHEDULER",
+        "with --engine dask: a running scheduler (tcp://host:8786); unset: a local cluster "
+        "started for this run",
+    ),
+    CommandFlag(
+        ("neardup",),
+        ("--dask-workers",),
+        "WEBSIM_NEARDUP_DASK_WORKERS",
+        "with --engine dask and no --scheduler: workers of the local cluster",
     ),
     CommandFlag(
         ("neardup",),

@@ -47,7 +47,7 @@ def add_setting_flags(parser: argparse.ArgumentParser, command: str) -> None:
             *flag.flags,
             dest=flag.setting,
             default=None,
-            choices=None if choices is None else (*map(str, choices), *flag.extra_choices),
+            choices=None if choices is None else tuple(map(str, choices)),
             metavar=None if choices is not None else flag.flags[-1].lstrip("-").upper(),
             help=f"{flag.help} ({flag.setting}, default: {declared.default})",
         )
@@ -89,7 +89,7 @@ def command_settings(args: argparse.Namespace, command: str) -> dict[str, Any]:
     settings: dict[str, Any] = settings_from_pairs(getattr(args, "set", []))
     for flag in command_flags(command):
         value = getattr(args, flag.setting, None)
-        if value is not None and value not in flag.extra_choices:
+        if value is not None:
             settings[flag.setting] = value
     return settings
 

@@ -41,13 +41,6 @@ def register(subparsers: Any) -> None:
         help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
     )
     add_setting_flags(parser, "neardup")
-    parser.add_argument(
-        "--dask-scheduler",
-        help="--method dask: address of a running scheduler (default: start a local cluster)",
-    )
-    parser.add_argument(
-        "--dask-workers", type=int, default=2, help="dask: local cluster workers (default: 2)"
-    )
     add_settings_option(parser, "WEBSIM_NEARDUP_MIN_SENTENCE_CHARS=80")
     add_progress_option(parser)
     parser.set_defaults(func=run)
@@ -59,8 +52,8 @@ def run(args: argparse.Namespace) -> int:
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
     feeds = FeedReader(args.input, config.inputs)
-    if args.WEBSIM_NEARDUP_METHOD == "dask":
-        report = _run_dask(args, feeds.paths, params)
+    if params.engine == "dask":
+        report = _run_dask(feeds.paths, params)
     else:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
@@ -81,16 +74,16 @@ def run(args: argparse.Namespace) -> int:
     return report_problems("neardup", feeds.problems())
 
 
-def _run_dask(args: argparse.Namespace, paths: list[str], params: NeardupParams) -> NeardupReport:
+def _run_dask(paths: list[str], params: NeardupParams) -> NeardupReport:
     distributed = require("distributed")
     from websim_crawler.core.neardup.dask_index import dask_near_duplicates
 
-    if args.dask_scheduler:
-        with distributed.Client(args.dask_scheduler):
+    if params.scheduler:
+        with distributed.Client(params.scheduler):
             return dask_near_duplicates(paths, params)
     with (
         distributed.LocalCluster(
-            n_workers=args.dask_workers,
+            n_workers=params.dask_workers,
             threads_per_worker=1,
             dashboard_address=None,
             silence_logs=logging.WARNING,

@@ -73,3 +73,39 @@ def test_dask_index_matches_the_exact_index(tmp_path: Path) -> None:
         "no_html": 1,
     }
     assert report.stats["pages"]["seen"] == exact.stats["pages"]["seen"] + 1
+
+
+def test_the_command_chooses_dask_through_its_settings_only(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--engine dask`` and ``-s WEBSIM_NEARDUP_ENGINE=dask`` are one door: the memory pairs."""
+    from websim_crawler.cli import main
+
+    s = SENTENCES
+    rows = [
+        {"url": "http://a.com/1", "html": page(s[0:6])},
+        {"url": "http://m.org/1", "html": page(s[0:6])},
+        {"url": "http://b.net/2", "html": page(s[3:9] + s[30:33])},
+    ]
+    feed = tmp_path / "pages.jsonl"
+    feed.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    reports = {}
+    for name, options in (
+        ("memory", []),
+        ("flag", ["--engine", "dask", "--dask-workers", "1"]),
+        ("setting", ["-s", "WEBSIM_NEARDUP_ENGINE=dask", "-s", "WEBSIM_NEARDUP_DASK_WORKERS=1"]),
+    ):
+        output = tmp_path / f"{name}.json"
+        assert main(["neardup", str(feed), "-o", str(output), "--no-progress", *options]) == 0
+        reports[name] = json.loads(output.read_text(encoding="utf-8"))
+    pairs = {
+        name: {(frozenset((p["a"], p["b"])), p["class"]) for p in report["pairs"]}
+        for name, report in reports.items()
+    }
+    assert (frozenset(("http://a.com/1", "http://m.org/1")), "identical") in pairs["memory"]
+    assert len(pairs["memory"]) == 3
+    assert pairs["flag"] == pairs["setting"] == pairs["memory"]
+    assert reports["flag"]["stats"]["method"] == reports["setting"]["stats"]["method"] == "dask"
+    assert main(["neardup", str(feed), "-o", str(tmp_path / "x.json"), "--engine", "dask",
+                 "--method", "minhash"]) == 2  # fmt: skip
+    assert "WEBSIM_NEARDUP_METHOD=exact" in capsys.readouterr().err

@@ -8,6 +8,7 @@ from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
 
 METHODS = ("exact", "minhash")
+ENGINES = ("memory", "dask")
 REGIONS = ("main", "content")
 
 
@@ -23,6 +24,27 @@ class NeardupParams:
         "WEBSIM_NEARDUP_METHOD",
         "exact: sentence index; minhash: datasketch MinHash/LSH candidates, then exact check",
         choices=METHODS,
+    )
+    engine: str = setting(
+        "memory",
+        "WEBSIM_NEARDUP_ENGINE",
+        "where websim neardup builds the sentence index: memory (this process, spilling to disk) "
+        "or dask (the exact index as a Dask bag on a cluster); a crawl's pipeline indexes in "
+        "memory",
+        choices=ENGINES,
+    )
+    scheduler: str | None = setting(
+        None,
+        "WEBSIM_NEARDUP_SCHEDULER",
+        "dask engine: scheduler address (tcp://host:8786); unset: a local cluster started for "
+        "the run",
+    )
+    dask_workers: int = setting(
+        2,
+        "WEBSIM_NEARDUP_DASK_WORKERS",
+        "dask engine without a scheduler: worker processes of the local cluster",
+        minimum=1,
+        maximum=1024,
     )
     region: str = setting(
         "main",
@@ -124,6 +146,11 @@ class NeardupParams:
 
     def __post_init__(self) -> None:
         validate(self)
+        if self.engine == "dask" and self.method != "exact":
+            raise ConfigError(
+                "WEBSIM_NEARDUP_ENGINE=dask builds the exact sentence index: it takes "
+                f"WEBSIM_NEARDUP_METHOD=exact, got {self.method!r}"
+            )
         if self.sketch_width & (self.sketch_width - 1):
             raise ConfigError(
                 f"WEBSIM_NEARDUP_SKETCH_WIDTH must be a power of two, got {self.sketch_width}"
