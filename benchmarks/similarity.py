@@ -76,10 +76,10 @@ from similarity_verdict import (
 from websim_crawler.core.io import ReadReport, iter_jsonl
 from websim_crawler.core.similarity import (
     PageFeatures,
+    as_parsed_document,
     compare_pages,
     features_from_item,
     find_similar_pairs,
-    parse_document,
     similarity,
     structural_similarity,
     style_similarity,
@@ -204,7 +204,7 @@ def layout_speed(
         for index in pair[:2]
     }
     start = time.process_time()
-    parsed = {index: parse_document(text) for index, text in texts.items()}
+    parsed = {index: as_parsed_document(text) for index, text in texts.items()}
     parse_time = time.process_time() - start
     start = time.process_time()
     for document in parsed.values():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
-from websim_crawler.pipelines.analysis import PageAnalysisPipeline
+import lazy_loader
 
-__all__ = ["PageAnalysisPipeline"]
+# Importing one submodule must not import the others: the names listed in ``__init__.pyi`` are
+# imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

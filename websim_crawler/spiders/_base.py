@@ -22,13 +22,13 @@ from websim_crawler.items import PageItem
 from websim_crawler.logformatter import report_errors_plainly
 from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
 from websim_crawler.middlewares.retry_after import failure_reason
-from websim_crawler.spiders._render import (
+from websim_crawler.spiders.args import parse_flag
+from websim_crawler.spiders.render import (
     close_kept_page,
     enable_rendering,
     render_meta,
     rendered_screenshot,
 )
-from websim_crawler.spiders.args import parse_flag
 
 logger = logging.getLogger(__name__)
 

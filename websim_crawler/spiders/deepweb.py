@@ -27,7 +27,6 @@ from websim_crawler.core.html import outgoing_links
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders._base import WebsimSpider
-from websim_crawler.spiders._render import SCREENSHOT_META, rendering_of
 from websim_crawler.spiders.args import (
     parse_count,
     parse_flag,
@@ -35,6 +34,7 @@ from websim_crawler.spiders.args import (
     parse_queries,
     parse_query_template,
 )
+from websim_crawler.spiders.render import SCREENSHOT_META, rendering_of
 
 logger = logging.getLogger(__name__)
 

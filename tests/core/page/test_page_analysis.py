@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from websim_crawler.core.html import (
     opened_tags_over,
     page_title,
-    parse_document,
     parse_html,
+    parse_plain_tree,
     remove_invisible,
 )
 from websim_crawler.core.page import (
@@ -304,7 +304,7 @@ def test_a_page_is_counted_whenever_it_could_be_over_the_element_limit(
     opened = opened_tags_over(text, limit)
     assert opened == 0 or opened > limit
     if not opened:  # skipped: parsing makes at most the limit plus the parser's own elements
-        root = parse_document(f"<html><body>{text}</body></html>")
+        root = parse_plain_tree(f"<html><body>{text}</body></html>")
         made = sum(1 for _element in root.iter()) - 2
         assert made <= limit + 2
 
@@ -392,19 +392,19 @@ def test_chunk_stemming_switch_keeps_main_keywords_stemmed() -> None:
     assert first.title_keywords == {"fuzzi": 1, "cluster": 3}
 
 
-def test_parse_document_gives_plain_elements_with_the_same_tree() -> None:
+def test_parse_plain_tree_gives_plain_elements_with_the_same_tree() -> None:
     page = "<html><body><div class='a'><p>One <b>two</b></p></div>tail</body></html>"
-    plain, rich = parse_document(page), parse_html(page)
+    plain, rich = parse_plain_tree(page), parse_html(page)
     assert type(plain) is lxml.etree._Element
     assert isinstance(rich, lxml.html.HtmlElement)
     assert lxml.etree.tostring(plain) == lxml.etree.tostring(rich)
-    assert page_title(parse_document("<html><body><h1>Big <i>news</i></h1></body></html>")) == (
+    assert page_title(parse_plain_tree("<html><body><h1>Big <i>news</i></h1></body></html>")) == (
         "Big news"
     )
 
 
 def test_remove_invisible_keeps_the_text_after_removed_elements() -> None:
-    root = parse_document("<div>one <script>x()</script>two <span hidden>no</span>three</div>")
+    root = parse_plain_tree("<div>one <script>x()</script>two <span hidden>no</span>three</div>")
     remove_invisible(root)
     assert "".join(root.itertext()) == "one two three"
 

@@ -17,6 +17,7 @@ from websim_crawler.core.similarity import (
     InverseDocumentFrequency,
     LinkGraph,
     PageFeatures,
+    as_parsed_document,
     colour_signature,
     compare_pages,
     earth_movers_distance,
@@ -27,7 +28,6 @@ from websim_crawler.core.similarity import (
     group_predecessor_similarity,
     jaccard_similarity,
     page_features,
-    parse_document,
     predecessor_similarity,
     similarity,
     structural_similarity,
@@ -85,13 +85,13 @@ def test_every_pair_case_of_html_similarity_is_reproduced() -> None:
 def test_pre_parsed_documents_give_the_same_values_as_strings() -> None:
     case = _peer()["pair_cases"][0]
     text1, text2 = _fixture(case["doc1"], "str"), _fixture(case["doc2"], "str")
-    parsed1, parsed2 = parse_document(text1), parse_document(text2)
+    parsed1, parsed2 = as_parsed_document(text1), as_parsed_document(text2)
     tree = lxml.html.parse(io.StringIO(str(text1)))
     for algorithm in ("indel", "pq_gram", "difflib"):
         expected = case["observed"]["structural"][algorithm]
         assert structural_similarity(parsed1, parsed2, algorithm) == expected
         assert structural_similarity(tree, parsed2, algorithm) == expected
-    assert parse_document(parsed1) is parsed1
+    assert as_parsed_document(parsed1) is parsed1
 
 
 def test_other_cases_of_html_similarity() -> None:

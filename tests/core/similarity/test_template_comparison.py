@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import template_reference as reference
 
-from websim_crawler.core.similarity import layout, parse_document, template_comparison
+from websim_crawler.core.similarity import as_parsed_document, layout, template_comparison
 from websim_crawler.core.similarity.documents import ParsedDocument
 
 TESTS = Path(__file__).resolve().parents[2]
@@ -81,7 +81,7 @@ def test_template_comparison_equals_the_reference_on_random_trees(
     seed_candidates: int,
     identical_min_size: int,
 ) -> None:
-    first, second = (parse_document(tree) for tree in pair)
+    first, second = (as_parsed_document(tree) for tree in pair)
     options = {"penalty": penalty, "seed_candidates": seed_candidates}
     # A small threshold sends most identical subtrees, partly covered ones too, the fast way.
     with pytest.MonkeyPatch.context() as patch:
@@ -103,7 +103,7 @@ def test_template_comparison_equals_the_reference_on_the_test_sites() -> None:
     paths = sorted((TESTS / "support" / "site").glob("*.html")) + sorted(
         (TESTS / "support" / "pages_site").glob("*.html")
     )
-    documents = [parse_document(path.read_bytes()) for path in paths]
+    documents = [as_parsed_document(path.read_bytes()) for path in paths]
     assert len(documents) >= 12
     assert _assert_same_on_all_pairs(documents) == len(documents) ** 2
 
@@ -120,7 +120,7 @@ def test_template_comparison_equals_the_reference_on_real_pages() -> None:
             for name in names:
                 member = archive.extractfile(name)
                 assert member is not None
-                documents.append(parse_document(member.read()))
+                documents.append(as_parsed_document(member.read()))
     # Home pages of different sites and product pages of one site: small and large templates.
     assert _assert_same_on_all_pairs(documents) == 64
 
@@ -129,7 +129,7 @@ def test_the_shape_cache_shared_by_comparisons_is_bounded_and_changes_no_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     paths = sorted((TESTS / "support" / "site").glob("*.html"))[:6]
-    documents = [parse_document(path.read_bytes()) for path in paths]
+    documents = [as_parsed_document(path.read_bytes()) for path in paths]
     monkeypatch.setattr(layout, "PAIR_SHAPE_CACHE_SIZE", 5)
     layout._PAIR_SHAPES.clear()
     for penalty in (0.5, 0.25):  # the penalty is part of the key: no weight of another penalty

@@ -7,14 +7,8 @@ URL strings; the spiders call these and turn the answers into requests. Links ar
 
 from __future__ import annotations
 
-from websim_crawler.core.crawling.pagination import NextPage, advance_page_parameter, next_page
-from websim_crawler.core.crawling.records import record_links, site_template_links, url_shape
+import lazy_loader
 
-__all__ = [
-    "NextPage",
-    "advance_page_parameter",
-    "next_page",
-    "record_links",
-    "site_template_links",
-    "url_shape",
-]
+# Importing one submodule must not import the others: the names listed in ``__init__.pyi`` are
+# imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -56,7 +56,7 @@ def parse_html(
     return root
 
 
-def parse_document(
+def parse_plain_tree(
     html: str | bytes | DecodedPage,
     encoding: str | None = None,
     content_type: str | None = None,

@@ -9,32 +9,8 @@ last line skipped quietly and each URL counted once. Results: ``atomic_writer`` 
 
 from __future__ import annotations
 
-from websim_crawler.core.io.atomic import (
-    atomic_write_bytes,
-    atomic_write_json,
-    atomic_write_report,
-    atomic_write_text,
-    atomic_writer,
-    check_output_path,
-    json_text,
-)
-from websim_crawler.core.io.feed_reader import ReadReport, iter_feeds, iter_jsonl
-from websim_crawler.core.io.feed_writer import FeedFile, incomplete_marker, open_feed
-from websim_crawler.core.io.pair_journal import atomic_write_pair
+import lazy_loader
 
-__all__ = [
-    "FeedFile",
-    "ReadReport",
-    "atomic_write_bytes",
-    "atomic_write_json",
-    "atomic_write_pair",
-    "atomic_write_report",
-    "atomic_write_text",
-    "atomic_writer",
-    "check_output_path",
-    "incomplete_marker",
-    "iter_feeds",
-    "iter_jsonl",
-    "json_text",
-    "open_feed",
-]
+# Importing one submodule must not import the others: the names listed in ``__init__.pyi`` are
+# imported on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach_stub(__name__, __file__)

@@ -27,7 +27,7 @@ from websim_crawler.core.html import (
     doubtful_text,
     outgoing_links,
     page_title,
-    parse_document,
+    parse_plain_tree,
     remove_invisible,
 )
 from websim_crawler.core.page.features import (
@@ -130,11 +130,11 @@ def _analyse_page(
     if isinstance(html, bytes):
         decoded = decode_page(html, content_type, encoding)
         page_encoding, confidence = decoded.encoding, decoded.confidence
-        root = parse_document(decoded, max_elements=params.max_elements)
+        root = parse_plain_tree(decoded, max_elements=params.max_elements)
     else:
         if doubtful_text(html):
             confidence = DOUBTFUL
-        root = parse_document(html, max_elements=params.max_elements)
+        root = parse_plain_tree(html, max_elements=params.max_elements)
     title = page_title(root)
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
@@ -215,8 +215,8 @@ def _leaf_features(
             if tokens and title_keywords
             else {}
         )
-        leaf.hlp = hyperlink_percentage(leaf.n_link_keywords, leaf.n_keywords)
-        leaf.ns = noise_score(segment.n_images, page_images)
+        leaf.hyperlink_percentage = hyperlink_percentage(leaf.n_link_keywords, leaf.n_keywords)
+        leaf.noise_score = noise_score(segment.n_images, page_images)
         leaf.relevancy = title_word_relevancy(title_counts, title_keywords)
         leaf.frequency = keyword_frequency_score(keywords, top_keywords)
         if page_box is not None and segment.box is not None:

@@ -51,7 +51,7 @@ def markup_hints(
         return None
     own_size = [0] * len(tree.nodes)
     for leaf in leaves:
-        if leaf.hlp <= params.hyperlink_threshold:
+        if leaf.hyperlink_percentage <= params.hyperlink_threshold:
             own_size[leaf.index] = len(leaf.text)
     size = tree.totals(own_size)
     hints = _hints_in_force(tree, size, params, "")
@@ -94,9 +94,9 @@ def _hints_in_force(
 
 def remove_noise(leaves: list[LeafChunk], params: AnalysisParams, hints: list[str] | None) -> None:
     for leaf in leaves:
-        if leaf.hlp > params.hyperlink_threshold:
+        if leaf.hyperlink_percentage > params.hyperlink_threshold:
             leaf.fate, leaf.reason = NOISE, "hyperlink_percentage"
-        elif leaf.ns > params.noise_score_threshold and (
+        elif leaf.noise_score > params.noise_score_threshold and (
             params.image_block_max_keywords < 0
             or leaf.n_keywords <= params.image_block_max_keywords
         ):

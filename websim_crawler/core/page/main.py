@@ -66,7 +66,7 @@ def _expand_to_parent(
         if leaf.index in members
         or (
             start <= leaf.index < end
-            and leaf.hlp <= params.expansion_link_threshold
+            and leaf.hyperlink_percentage <= params.expansion_link_threshold
             and leaf.n_keywords >= params.expansion_min_keywords
         )
     ]
@@ -112,7 +112,7 @@ def _add_lead(
             break
         if leaf.n_keywords < _LEAD_MIN_KEYWORDS:
             continue
-        if leaf.hlp > params.expansion_link_threshold:
+        if leaf.hyperlink_percentage > params.expansion_link_threshold:
             break  # link text (a tag list, a teaser) ends the page header
         if any(
             prose_line(line) and line.text.endswith(SENTENCE_ENDS) for line in leaf.segment.lines

@@ -123,8 +123,8 @@ class LeafChunk:
     title_counts: dict[str, int] = dataclasses.field(init=False)
     fate: str = KEPT
     reason: str = ""
-    hlp: float = 0.0
-    ns: float = 0.0
+    hyperlink_percentage: float = 0.0
+    noise_score: float = 0.0
     relevancy: float = 0.0
     frequency: float = 0.0
     position_ratio: float = 0.0
@@ -220,8 +220,8 @@ def chunk_records(
                 n_keywords=leaf.n_keywords,
                 n_link_keywords=leaf.n_link_keywords,
                 n_images=node.n_images,
-                hyperlink_percentage=_rounded(leaf.hlp),
-                noise_score=_rounded(leaf.ns),
+                hyperlink_percentage=_rounded(leaf.hyperlink_percentage),
+                noise_score=_rounded(leaf.noise_score),
                 title_keywords=leaf.title_counts,
                 title_word_relevancy=_rounded(leaf.relevancy),
                 keyword_frequency=_rounded(leaf.frequency),

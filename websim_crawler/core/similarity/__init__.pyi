@@ -14,7 +14,7 @@ from .compare import (
     features_from_item,
     page_features,
 )
-from .documents import ParsedDocument, parse_document
+from .documents import ParsedDocument, as_parsed_document
 from .layout import (
     LayoutMatch,
     tag_comparison,
@@ -66,6 +66,7 @@ __all__ = [
     "SimilarityParams",
     "StageCombiner",
     "StageResult",
+    "as_parsed_document",
     "colour_signature",
     "compare_pages",
     "cosine_similarity",
@@ -82,7 +83,6 @@ __all__ = [
     "link_similarity",
     "load_stage_weights",
     "page_features",
-    "parse_document",
     "predecessor_similarity",
     "save_stage_weights",
     "signature_similarity",

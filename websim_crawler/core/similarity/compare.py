@@ -19,7 +19,7 @@ from typing import Any
 
 from websim_crawler.core.html import outgoing_links, stated_url
 from websim_crawler.core.page import AnalysisParams, analyse_page
-from websim_crawler.core.similarity.documents import ParsedDocument, parse_document
+from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import MODES, STAGES, SimilarityParams
@@ -80,7 +80,7 @@ def page_features(
     document: ParsedDocument | None = None
     if html:
         try:
-            document = parse_document(html)
+            document = as_parsed_document(html)
         except PageError as exc:
             problems.append(f"html: {exc}")
         else:

@@ -1,6 +1,6 @@
 """Parse a page once into what every layout measure needs: tags, classes, pq-grams, a vertex tree.
 
-``parse_document`` accepts HTML as ``str`` or ``bytes``, an lxml element or element tree, or an
+``as_parsed_document`` accepts HTML as ``str`` or ``bytes``, an lxml element or element tree, or an
 already built ``ParsedDocument``; comparing one page with many others then parses it only once.
 The tag labels follow lxml's HTML parser as html-similarity 0.5.0 sees it (comments are
 ``comment``, processing instructions ``processing-instruction``), so its values are reproduced.
@@ -245,7 +245,7 @@ class ParsedDocument:
 Document: TypeAlias = str | bytes | lxml.etree._Element | lxml.etree._ElementTree | ParsedDocument
 
 
-def parse_document(document: Document) -> ParsedDocument:
+def as_parsed_document(document: Document) -> ParsedDocument:
     """Return a ``ParsedDocument``; raise ``PageError`` for empty or unparseable input."""
     if isinstance(document, ParsedDocument):
         return document

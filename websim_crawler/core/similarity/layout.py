@@ -20,7 +20,7 @@ from rapidfuzz.distance import LCSseq
 from websim_crawler.core.similarity.documents import (
     Document,
     VertexTree,
-    parse_document,
+    as_parsed_document,
 )
 from websim_crawler.errors import ConfigError
 
@@ -38,7 +38,7 @@ class LayoutMatch:
 def _vertices_of(document: Document | None) -> VertexTree:
     if document is None:
         return VertexTree((), (), ())
-    return parse_document(document).vertices
+    return as_parsed_document(document).vertices
 
 
 def _sigma(weight_sum: float, total: int) -> float:

@@ -17,7 +17,7 @@ from rapidfuzz.distance import Indel
 from websim_crawler.core.similarity.documents import (
     Document,
     ParsedDocument,
-    parse_document,
+    as_parsed_document,
     pq_gram_profile,
 )
 from websim_crawler.errors import ConfigError
@@ -27,12 +27,12 @@ STRUCTURAL_ALGORITHMS = ("indel", "pq_gram", "difflib")
 
 def get_tags(document: Document) -> list[str]:
     """Return the node labels of a document in document order."""
-    return parse_document(document).tags
+    return as_parsed_document(document).tags
 
 
 def get_classes(document: Document) -> set[str]:
     """Return the CSS class names a document uses."""
-    return set(parse_document(document).classes)
+    return set(as_parsed_document(document).classes)
 
 
 def jaccard_similarity(first: Iterable[Any], second: Iterable[Any]) -> float:
@@ -46,7 +46,7 @@ def jaccard_similarity(first: Iterable[Any], second: Iterable[Any]) -> float:
 
 def get_pq_grams(document: Document, p: int = 2, q: int = 3) -> dict[tuple[str, ...], int]:
     """Return the pq-gram profile of a document as a bag ``{gram: count}``."""
-    parsed = parse_document(document)
+    parsed = as_parsed_document(document)
     if (p, q) == (2, 3):
         return dict(parsed.pq_grams)
     return dict(pq_gram_profile(parsed.root, p, q))
@@ -63,7 +63,7 @@ def structural_similarity(
     """
     if algorithm not in STRUCTURAL_ALGORITHMS:
         raise ConfigError(f"algorithm must be one of {STRUCTURAL_ALGORITHMS}, got {algorithm!r}")
-    first, second = parse_document(document_1), parse_document(document_2)
+    first, second = as_parsed_document(document_1), as_parsed_document(document_2)
     if algorithm == "indel":
         return float(Indel.normalized_similarity(first.tag_string, second.tag_string))
     if algorithm == "difflib":
@@ -85,7 +85,7 @@ def pq_gram_similarity(first: ParsedDocument, second: ParsedDocument) -> float:
 def style_similarity(document_1: Document, document_2: Document) -> float:
     """Return the Jaccard similarity of the CSS class sets (Gowda and Mattmann, 2016)."""
     return jaccard_similarity(
-        parse_document(document_1).classes, parse_document(document_2).classes
+        as_parsed_document(document_1).classes, as_parsed_document(document_2).classes
     )
 
 
@@ -95,6 +95,6 @@ def similarity(
     """Return the joint similarity k * structural + (1 - k) * style (Gowda and Mattmann, 2016)."""
     if not 0.0 <= k <= 1.0:
         raise ConfigError(f"k must be in [0, 1], got {k!r}")
-    first, second = parse_document(document_1), parse_document(document_2)
+    first, second = as_parsed_document(document_1), as_parsed_document(document_2)
     structural = structural_similarity(first, second, algorithm)
     return k * structural + (1 - k) * style_similarity(first, second)
