@@ -15,6 +15,11 @@
   the pages the dead worker had written but not yet acknowledged), and requests requeued. The
   same run with scrapy-redis' own scheduler and Scrapy's buffered feed storage (as before the
   leases) shows what they cost.
+(d) Frontier: bytes per URL of the shared duplicate filter in Redis (``INFO memory``'s
+  used_memory after adding N request fingerprints, minus before) for N in ``--fingerprints``,
+  scrapy-redis' plain set against ``WEBSIM_REDIS_DUPEFILTER=bloom``; the Bloom filter's
+  false-positive rate measured on 100,000 fingerprints never added; then the ``--pages`` crawl
+  of (a) with 2 workers on each filter (pages/s).
 (b) Clustering: fuzzy c-means on N=``--rows`` LSA-like rows (50 dims, float32, 10 blobs), the
   in-memory ``FuzzyCMeans`` against ``DaskFuzzyCMeans`` on a LocalCluster (2 worker processes,
   chunks of ``--chunk-rows`` rows), same seed, 20 iterations each; the largest membership difference
@@ -25,6 +30,7 @@ Usage::
     .venv/bin/python benchmarks/distributed.py
     .venv/bin/python benchmarks/distributed.py --part crawl --pages 300 --delay 0.1
     .venv/bin/python benchmarks/distributed.py --part kill --pages 400 --kill-after 60
+    .venv/bin/python benchmarks/distributed.py --part frontier --fingerprints 1000000,10000000
 """
 
 from __future__ import annotations
@@ -122,14 +128,20 @@ def feed_urls(path: Path) -> list[str]:
 
 
 def crawl_with_workers(
-    redis_url: str, start_url: str, workers: int, concurrency: int, folder: Path
+    redis_url: str,
+    start_url: str,
+    workers: int,
+    concurrency: int,
+    folder: Path,
+    *extra: str,
+    prefix: str = "",
 ) -> tuple[int, float]:
     """Crawl with ``workers`` processes; return (distinct pages, seconds of crawling)."""
-    prefix = f"bench{workers}"
+    prefix = prefix or f"bench{workers}"
     seed(redis_url, prefix, start_url)
     processes = [
         subprocess.Popen(
-            worker_command(redis_url, prefix, folder / f"{prefix}-{n}", concurrency),
+            worker_command(redis_url, prefix, folder / f"{prefix}-{n}", concurrency, *extra),
             cwd=REPO,
             env=ENVIRONMENT,
         )
@@ -290,9 +302,90 @@ def clustering_part(rows: int, chunk_rows: int) -> None:
     print(f"largest membership difference: {difference:.2e}")
 
 
+def fingerprints(count: int, salt: str) -> Any:
+    """Yield ``count`` request fingerprints (SHA-1 hex, as scrapy-redis makes them)."""
+    import hashlib
+
+    for index in range(count):
+        yield hashlib.sha1(f"{salt}{index}".encode()).hexdigest()
+
+
+def filter_memory(kind: str, count: int) -> tuple[float, float, float]:
+    """Fill a fresh Redis with ``count`` fingerprints; return (bytes/URL, seconds, FP rate)."""
+    import itertools
+
+    import redis as redis_client
+
+    from websim_crawler.core.bloom import ScalableBloomLayout
+    from websim_crawler.distributed.bloom import BATCH, RedisBloomFilter
+    from websim_crawler.distributed.local import LocalRedis
+
+    with LocalRedis() as local:
+        server = redis_client.Redis.from_url(local.url, socket_timeout=60)
+        before = int(server.info("memory")["used_memory"])
+        bloom = RedisBloomFilter(server, "bench:dupefilter", ScalableBloomLayout())
+        started = time.perf_counter()
+        items = fingerprints(count, "added")
+        while batch := list(itertools.islice(items, BATCH * 20)):
+            if kind == "bloom":
+                bloom.add_many(batch)
+            else:
+                server.sadd("bench:dupefilter", *batch)
+        seconds = time.perf_counter() - started
+        used = int(server.info("memory")["used_memory"]) - before
+        rate = float("nan")
+        if kind == "bloom":
+            probes = bloom.add_many(list(fingerprints(100_000, "never added")))
+            rate = probes.count(False) / len(probes)
+    return used / count, seconds, rate
+
+
+def frontier_part(counts: list[int], pages: int, delay: float, concurrency: int) -> None:
+    from websim_crawler.distributed.local import LocalRedis
+
+    if shutil.which("redis-server") is None:
+        print("(d) skipped: redis-server is not installed")
+        return
+    print("(d) duplicate filter in Redis: bytes per URL (INFO memory), set vs bloom (p = 0.001)")
+    print(
+        f"{'filter':>7} {'URLs':>11} {'bytes/URL':>10} {'seconds':>8} {'URLs/s':>9} {'FP rate':>9}"
+    )
+    for count in counts:
+        for kind in ("set", "bloom"):
+            per_url, seconds, rate = filter_memory(kind, count)
+            print(
+                f"{kind:>7} {count:>11,} {per_url:>10.2f} {seconds:>8.1f} "
+                f"{count / seconds:>9,.0f} {rate:>9.5f}"
+            )
+    server = ThreadingHTTPServer(("127.0.0.1", 0), site_handler(pages, delay))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    start_url = f"http://127.0.0.1:{server.server_address[1]}/p/0"
+    print(f"crawl of {pages} pages, {delay * 1000:.0f} ms per request, 2 workers")
+    rates = {}
+    with LocalRedis() as redis, tempfile.TemporaryDirectory() as folder:
+        for kind in ("set", "bloom", "set", "bloom"):  # twice each, interleaved
+            count, seconds = crawl_with_workers(
+                redis.url,
+                start_url,
+                2,
+                concurrency,
+                Path(folder),
+                f"WEBSIM_REDIS_DUPEFILTER={kind}",
+                prefix=f"frontier-{kind}",
+            )
+            rates.setdefault(kind, []).append(count / seconds)
+            print(f"{kind:>7} {count:>6} pages {seconds:>8.2f} s {count / seconds:>8.1f} pages/s")
+    server.shutdown()
+    ratio = (sum(rates["bloom"]) / 2) / (sum(rates["set"]) / 2)
+    print(f"throughput, bloom / set (mean of 2 runs each): {ratio:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("all", "crawl", "kill", "clustering"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "crawl", "kill", "clustering", "frontier"), default="all"
+    )
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=4)
@@ -300,6 +393,11 @@ def main() -> None:
     parser.add_argument("--lease", type=float, default=5.0, help="(c): WEBSIM_REDIS_LEASE")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--chunk-rows", type=int, default=25_000)
+    parser.add_argument(
+        "--fingerprints",
+        default="1000000,10000000",
+        help="(d): numbers of fingerprints, comma-separated",
+    )
     args = parser.parse_args()
     if args.part in ("all", "crawl"):
         crawl_part(args.pages, args.delay, args.concurrency)
@@ -307,6 +405,9 @@ def main() -> None:
         kill_part(args.pages, args.delay, args.concurrency, args.kill_after, args.lease)
     if args.part in ("all", "clustering"):
         clustering_part(args.rows, args.chunk_rows)
+    if args.part in ("all", "frontier"):
+        counts = [int(count) for count in args.fingerprints.split(",")]
+        frontier_part(counts, args.pages, args.delay, args.concurrency)
 
 
 if __name__ == "__main__":

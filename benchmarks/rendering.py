@@ -19,9 +19,19 @@
   (escapes to a second loopback port, redirects, popups, downloads, a 8 MB page, the 4 GB page):
   the hostile pages stored, and the TCP connections the "internal" port received.
 
+(d) Adaptive rendering (``--adaptive``, run alone). A search site served here in two variants,
+  each a plain GET search form whose result pages are drawn by a script (20 results a page from
+  a JSON API, the "Next" link added by the script too): in ``plain-records`` the record pages are
+  server-rendered HTML, in ``scripted-records`` a script fetches and draws each record's body.
+  ``scrapy crawl deepweb -a follow=1`` over ``--queries`` topics (``--records`` records in all)
+  with ``render=1`` and with ``render=auto``: records stored with their content (the record's
+  title in the item's main text), recall of auto against render=1, crawl wall time, and the
+  pages Chromium rendered.
+
 Usage::
 
     .venv/bin/python benchmarks/rendering.py
+    .venv/bin/python benchmarks/rendering.py --adaptive --records 400
 """
 
 from __future__ import annotations
@@ -228,11 +238,195 @@ def hostile_crawl() -> tuple[list[str], int, dict[str, Any]]:
     return stored, internal.connections, stats
 
 
+_ADAPTIVE_PER_PAGE = 20
+_ADAPTIVE_SEARCH = """<!doctype html><html><head><title>Search: %(query)s</title></head><body>
+<nav><a href="/">Home</a> <a href="/%(variant)s/">Search</a></nav>
+<h1>Results for %(query)s</h1><ol id="results"></ol><p id="pager"></p>
+<script>
+fetch("/api/search?" + new URLSearchParams({q: %(query_json)s, page: %(page)d}))
+  .then(r => r.json()).then(data => {
+    const list = document.getElementById("results");
+    for (const hit of data.results) {
+      const item = document.createElement("li");
+      item.className = "result";
+      item.innerHTML = '<h3><a href="/%(variant)s/record/' + hit.number + '"></a></h3><p></p>';
+      item.querySelector("a").textContent = hit.title;
+      item.querySelector("p").textContent = hit.snippet;
+      list.appendChild(item);
+    }
+    if (%(page)d < data.pages) {
+      const next = document.createElement("a");
+      next.rel = "next";
+      const after = new URLSearchParams({q: %(query_json)s, page: %(page)d + 1});
+      next.href = "/%(variant)s/search?" + after;
+      next.textContent = "Next";
+      document.getElementById("pager").appendChild(next);
+    }
+  });
+</script></body></html>"""
+_ADAPTIVE_RECORD_SCRIPT = """<script>
+fetch("/api/record/%(number)d").then(r => r.json()).then(record => {
+  document.querySelector("h1").textContent = record.title;
+  const body = document.getElementById("body");
+  for (const text of record.paragraphs) {
+    const paragraph = document.createElement("p");
+    paragraph.textContent = text;
+    body.appendChild(paragraph);
+  }
+});
+</script>"""
+
+
+def adaptive_site(records: int) -> Any:
+    """Serve the two variants of (d) on 127.0.0.1; return the server (``server.url``)."""
+    import threading
+    from html import escape
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+    from urllib.parse import parse_qs, urlsplit
+
+    from websim_crawler.demo.site import Archive
+
+    corpus = Archive.bundled().records
+    entries = [(number, corpus[number % len(corpus)]) for number in range(1, records + 1)]
+
+    def entry(number: int) -> dict[str, Any]:
+        base = corpus[number % len(corpus)]
+        return {
+            "number": number,
+            "topic": base.topic,
+            "title": f"{base.title}, note {number}",
+            "paragraphs": list(base.paragraphs),
+        }
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+        def do_GET(self) -> None:
+            parts = urlsplit(self.path)
+            query = {key: values[-1] for key, values in parse_qs(parts.query).items()}
+            segments = parts.path.strip("/").split("/")
+            if parts.path == "/api/search":
+                hits = [entry(n) for n, base in entries if base.topic == query.get("q", "")]
+                page = int(query.get("page", "1"))
+                shown = hits[(page - 1) * _ADAPTIVE_PER_PAGE : page * _ADAPTIVE_PER_PAGE]
+                pages = max(1, -(-len(hits) // _ADAPTIVE_PER_PAGE))
+                results = [{**hit, "snippet": hit["paragraphs"][0][:120]} for hit in shown]
+                self.send(json.dumps({"results": results, "pages": pages}), "application/json")
+            elif segments[:2] == ["api", "record"]:
+                self.send(json.dumps(entry(int(segments[2]))), "application/json")
+            elif len(segments) == 1 or segments[1] == "":
+                form = (
+                    f'<form action="/{segments[0]}/search" method="get">'
+                    '<input type="search" name="q"><button>Search</button></form>'
+                )
+                self.send(f"<!doctype html><title>Archive</title><h1>Archive</h1>{form}")
+            elif segments[1] == "search":
+                page = int(query.get("page", "1"))
+                values = {
+                    "variant": segments[0],
+                    "query": escape(query.get("q", "")),
+                    "query_json": json.dumps(query.get("q", "")),
+                    "page": page,
+                }
+                self.send(_ADAPTIVE_SEARCH % values)
+            elif segments[1] == "record":
+                record = entry(int(segments[2]))
+                if segments[0] == "plain-records":
+                    body = "".join(f"<p>{escape(text)}</p>" for text in record["paragraphs"])
+                    heading, script = escape(record["title"]), ""
+                else:
+                    body, heading = "", "Loading"
+                    script = _ADAPTIVE_RECORD_SCRIPT % {"number": record["number"]}
+                self.send(
+                    f"<!doctype html><html><head><title>Record</title></head><body>"
+                    f'<nav><a href="/">Home</a></nav><h1>{heading}</h1><div id="body">{body}'
+                    f"</div>{script}</body></html>"
+                )
+            else:
+                self.send("<title>Not found</title>", status=404)
+
+        def send(self, text: str, kind: str = "text/html", status: int = 200) -> None:
+            data = text.encode("utf-8")
+            self.send_response(status)
+            self.send_header("Content-Type", f"{kind}; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/"  # type: ignore[attr-defined]
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def adaptive_crawl(start_url: str, queries: list[str], render: str) -> tuple[set[str], float, dict]:
+    """Crawl with ``render``; return (record URLs stored with their content, seconds, stats)."""
+    with tempfile.TemporaryDirectory() as folder:
+        output, stats_file = Path(folder) / "pages.jsonl", Path(folder) / "stats.json"
+        command = [
+            sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output),
+            "-a", f"start_url={start_url}", "-a", f"queries={','.join(queries)}",
+            "-a", "follow=1", "-a", f"render={render}", "-a", "max_pages=100",
+            "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
+            "-s", f"WEBSIM_STATS_OUTPUT={stats_file}", "-s", "LOG_LEVEL=WARNING",
+            "-s", "WEBSIM_CHUNK_DETAIL=none",
+        ]  # fmt: skip
+        environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+        started = time.perf_counter()
+        subprocess.run(command, cwd=REPO, env=environment, check=True, timeout=3600)
+        seconds = time.perf_counter() - started
+        stored = set()
+        for line in output.read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            number = item["url"].rsplit("/", 1)[-1]
+            if item["kind"] == "record" and f"note {number}" in (item.get("main_text") or ""):
+                stored.add(item["url"])
+        return stored, seconds, json.loads(stats_file.read_text(encoding="utf-8"))
+
+
+def adaptive_table(records: int, queries: int) -> None:
+    """(d): render=1 against render=auto on both variants of the adaptive site."""
+    from websim_crawler.demo.site import Archive
+
+    topics = sorted({record.topic for record in Archive.bundled().records})[:queries]
+    server = adaptive_site(records)
+    print(f"(d) adaptive rendering: {records} records over {len(topics)} topic queries")
+    print("| variant | render | records with content | recall vs render=1 | seconds | "
+          "pages rendered | time vs render=1 |")  # fmt: skip
+    print("|---|---|---|---|---|---|---|")
+    try:
+        for variant in ("plain-records", "scripted-records"):
+            start_url = f"{server.url}{variant}/"
+            reference, reference_seconds, reference_stats = adaptive_crawl(start_url, topics, "1")
+            auto, seconds, stats = adaptive_crawl(start_url, topics, "auto")
+            rows = (
+                ("1", reference, reference_seconds, reference_stats),
+                ("auto", auto, seconds, stats),
+            )
+            for render, stored, elapsed, counts in rows:
+                recall = len(stored & reference) / max(1, len(reference))
+                print(
+                    f"| {variant} | {render} | {len(stored)} | {recall:.3f} | {elapsed:.1f} | "
+                    f"{counts.get('playwright/page_count', 0)} | "
+                    f"{elapsed / reference_seconds:.2f}x |"
+                )
+    finally:
+        server.shutdown()
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the three measurements and print their tables."""
+    """Run the three measurements and print their tables (or only (d) with ``--adaptive``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--stable", type=float, default=3.0, help="reference stability (s)")
+    parser.add_argument("--adaptive", action="store_true", help="run (d) only")
+    parser.add_argument("--records", type=int, default=400, help="(d): records of the site")
+    parser.add_argument("--queries", type=int, default=5, help="(d): topic queries")
     args = parser.parse_args(argv)
+    if args.adaptive:
+        adaptive_table(args.records, args.queries)
+        return 0
     with DemoSite() as site:
         rows = asyncio.run(recall_table(site.url, args.stable))
     print("| pattern | reference results | recall at load | websim recall | result pages | "

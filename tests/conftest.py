@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import shutil
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -60,3 +61,14 @@ def site_url() -> Iterator[str]:
     yield url
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """Start a throw-away redis-server on a free loopback port for the session."""
+    if shutil.which("redis-server") is None:
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    from websim_crawler.distributed.local import LocalRedis
+
+    with LocalRedis() as server:
+        yield server.url

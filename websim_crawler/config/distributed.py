@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
@@ -68,6 +69,30 @@ class DistributedParams:
         "(atomically in Redis); off: each worker counts its own",
     )
 
+    dupefilter: str = setting(
+        "set",
+        "WEBSIM_REDIS_DUPEFILTER",
+        "how the shared duplicate filter keeps fingerprints: set (exact, about 90 bytes a URL) "
+        "or bloom (a scalable Bloom filter, a few bytes a URL, false positives at "
+        "WEBSIM_REDIS_DUPEFILTER_ERROR_RATE); a crawl begun with set moves to bloom at start",
+        choices=("set", "bloom"),
+    )
+    dupefilter_error_rate: float = setting(
+        0.001,
+        "WEBSIM_REDIS_DUPEFILTER_ERROR_RATE",
+        "bloom: the chance that a new URL is taken for seen (and so never fetched), over "
+        "all layers of the filter",
+        minimum=1e-9,
+        maximum=0.1,
+    )
+    dupefilter_capacity: int = setting(
+        1_000_000,
+        "WEBSIM_REDIS_DUPEFILTER_CAPACITY",
+        "bloom: URLs the first layer holds (each further layer holds twice the last)",
+        minimum=1_000,
+        maximum=1_000_000_000,
+    )
+
     def __post_init__(self) -> None:
         validate(self)
         if self.redis_url is not None and not self.redis_url.startswith(
@@ -108,6 +133,15 @@ class RedisKeys:
     def dupefilter(self) -> str:
         """The fingerprints of every request ever queued (a set)."""
         return f"{self.base}:dupefilter"
+
+    @property
+    def bloom_filter(self) -> str:
+        """The compact duplicate filter's counts (a hash); its layers' bits are ``...:bloom:I``."""
+        return f"{self.dupefilter}:bloom"
+
+    def bloom_layers(self, server: Any) -> list[str]:
+        """Return the keys of the compact duplicate filter's layers that exist in ``server``."""
+        return [key.decode() for key in server.scan_iter(match=f"{self.bloom_filter}:*")]
 
     @property
     def seeds(self) -> str:
@@ -167,6 +201,7 @@ class RedisKeys:
         return (
             self.requests,
             self.dupefilter,
+            self.bloom_filter,
             self.seeds,
             self.workers,
             self.lease_counter,

@@ -27,6 +27,14 @@ class RenderParams:
         "WEBSIM_RENDER_SCREENSHOT",
         "with render=1, also store a full-page PNG (base64) in each item's screenshot field",
     )
+    auto_samples: int = setting(
+        2,
+        "WEBSIM_RENDER_AUTO_SAMPLES",
+        "render=auto: pages of each kind and URL shape fetched both plain and rendered to "
+        "decide whether that kind needs a browser",
+        minimum=1,
+        maximum=100,
+    )
     timeout: float = setting(
         30.0,
         "WEBSIM_RENDER_TIMEOUT",

@@ -23,7 +23,10 @@ logger = logging.getLogger(__name__)
 
 SCHEDULER = "websim_crawler.distributed.scheduler.WorkerScheduler"
 JOBDIR_SCHEDULER = "websim_crawler.frontier.jobdir_scheduler.JobdirScheduler"
-DUPEFILTER = "scrapy_redis.dupefilter.RFPDupeFilter"
+DUPEFILTERS = {
+    "set": "scrapy_redis.dupefilter.RFPDupeFilter",
+    "bloom": "websim_crawler.distributed.bloom.BloomDupeFilter",
+}
 QUEUE = "scrapy_redis.queue.PriorityQueue"
 SEEDS_EXTENSION = "websim_crawler.distributed.seeds.RedisSeeds"
 CLOSE_SPIDER = "scrapy.extensions.closespider.CloseSpider"
@@ -47,7 +50,7 @@ class RedisAddon:
         template = f"{params.key_prefix}:%(spider)s"
         values = {
             "SCHEDULER": SCHEDULER,
-            "DUPEFILTER_CLASS": DUPEFILTER,
+            "DUPEFILTER_CLASS": DUPEFILTERS[params.dupefilter],
             "SCHEDULER_QUEUE_CLASS": QUEUE,
             "SCHEDULER_QUEUE_KEY": f"{template}:requests",
             "SCHEDULER_DUPEFILTER_KEY": f"{template}:dupefilter",

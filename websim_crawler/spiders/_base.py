@@ -15,6 +15,7 @@ from websim_crawler.config import websim_config
 from websim_crawler.config.crawl import CrawlParams
 from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.config.render import RenderParams
+from websim_crawler.core.crawling.render_choice import PageYield, page_yield
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of
@@ -22,6 +23,7 @@ from websim_crawler.items import PageItem
 from websim_crawler.logformatter import report_errors_plainly
 from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
 from websim_crawler.middlewares.retry_after import failure_reason
+from websim_crawler.spiders._adaptive import KEEP_PAGE_META, PAGE_KIND_META
 from websim_crawler.spiders.args import parse_flag
 from websim_crawler.spiders.render import (
     close_kept_page,
@@ -31,6 +33,8 @@ from websim_crawler.spiders.render import (
 )
 
 logger = logging.getLogger(__name__)
+
+ADAPTIVE_RENDERING = "websim_crawler.spiders._adaptive.AdaptiveRendering"
 
 
 class WebsimSpider(scrapy.Spider):
@@ -48,7 +52,9 @@ class WebsimSpider(scrapy.Spider):
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.render = parse_flag(self.name, "render", render)
+        # render=auto: the browser is there, and AdaptiveRendering picks the pages it renders.
+        self.render_auto = str(render).strip().lower() == "auto"
+        self.render = self.render_auto or parse_flag(self.name, "render", render, "1, 0 or auto")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -65,6 +71,8 @@ class WebsimSpider(scrapy.Spider):
         spider.configure()
         if spider.render:
             enable_rendering(crawler, spider.name, spider.render_params)
+        if spider.render_auto:
+            crawler.settings["DOWNLOADER_MIDDLEWARES"][ADAPTIVE_RENDERING] = 580
         return spider
 
     def configure(self) -> None:
@@ -75,25 +83,47 @@ class WebsimSpider(scrapy.Spider):
         self.allowed_domains = [hostname_of(url)]
 
     def page_request(
-        self, url: str, callback: Any, *, meta: dict[str, Any] | None = None
+        self, url: str, callback: Any, *, kind: str, meta: dict[str, Any] | None = None
     ) -> scrapy.Request:
-        """Build a request for a page, rendered when asked; failures are counted."""
+        """Build a request for a page of ``kind``, rendered when asked; failures are counted."""
         return scrapy.Request(
-            url, callback=callback, errback=self.count_failure, meta=self.request_meta(meta)
+            url,
+            callback=callback,
+            errback=self.count_failure,
+            meta=self.request_meta(meta, kind=kind),
         )
 
     def request_meta(
-        self, meta: dict[str, Any] | None = None, *, keep_page: bool = False
+        self, meta: dict[str, Any] | None = None, *, kind: str, keep_page: bool = False
     ) -> dict[str, Any]:
-        """Return ``meta`` plus the rendering meta when ``render=1``.
+        """Return ``meta`` plus the rendering meta of a page of ``kind`` (start, results,
+        record, page): rendered with ``render=1``, left to the page's group with ``render=auto``.
 
         ``keep_page`` hands the rendered page to the callback, which must close it (result pages
         whose "next" control is a script are followed by clicking in that page).
         """
         combined = dict(meta or {})
-        if self.render:
+        if self.render_auto:
+            combined.update({PAGE_KIND_META: kind, KEEP_PAGE_META: keep_page})
+        elif self.render:
             combined.update(render_meta(self.name, self.render_params, keep_page=keep_page))
         return combined
+
+    def page_yield(self, response: Response, kind: str) -> PageYield | None:
+        """Measure a page for ``render=auto`` (records, text, links), or ``None`` if not HTML.
+
+        The parse is the response's own selector, which the callback then reuses.
+        """
+        if not isinstance(response, HtmlResponse):
+            return None
+        if opened_tags_over(response.text, self.max_elements):
+            return None
+        root = response.selector.root
+        return page_yield(root, response.url, self.records_found(root, response, kind))
+
+    def records_found(self, root: Any, response: Response, kind: str) -> int:
+        """Return how many records a page of ``kind`` leads to (0: the spider has none)."""
+        return 0
 
     def html_root(self, response: Response) -> Any:
         """Return the parsed page of an HTML response, or ``None`` (counted) for anything else.

@@ -15,7 +15,7 @@ _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
 
 
-def parse_flag(spider_name: str, name: str, value: object) -> bool:
+def parse_flag(spider_name: str, name: str, value: object, accepted: str = "1 or 0") -> bool:
     """Read a yes/no argument (``1``/``0``, ``true``/``false``, ``yes``/``no``)."""
     if isinstance(value, bool):
         return value
@@ -24,7 +24,7 @@ def parse_flag(spider_name: str, name: str, value: object) -> bool:
         return True
     if text in _FALSE:
         return False
-    raise ConfigError(f"{spider_name}: -a {name} must be 1 or 0, got {value!r}")
+    raise ConfigError(f"{spider_name}: -a {name} must be {accepted}, got {value!r}")
 
 
 def parse_count(spider_name: str, name: str, value: object, *, maximum: int) -> int:

@@ -62,7 +62,9 @@ class CompareSpider(WebsimSpider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         """Request both pages (not filtered: the two URLs may be the same page)."""
         for slot, url in enumerate(self.urls):
-            request = self.page_request(url, self.parse_page, meta={"websim_slot": slot})
+            request = self.page_request(
+                url, self.parse_page, kind="page", meta={"websim_slot": slot}
+            )
             yield request.replace(dont_filter=True)
 
     def parse_page(self, response: Response) -> Iterator[Any]:

@@ -110,7 +110,7 @@ class DeepWebSpider(WebsimSpider):
                 self.start_url,
                 callback=self.parse_start,
                 errback=self.start_failed,
-                meta=self.request_meta({WORKER_LOCAL: True} if own_copy else None),
+                meta=self.request_meta({WORKER_LOCAL: True} if own_copy else None, kind="start"),
                 dont_filter=own_copy,
             )
         else:
@@ -168,7 +168,9 @@ class DeepWebSpider(WebsimSpider):
             yield submission.to_scrapy(
                 callback=self.parse_results,
                 errback=self.count_failure,
-                meta=self.request_meta({"websim_query": query, "websim_page": 1}, keep_page=True),
+                meta=self.request_meta(
+                    {"websim_query": query, "websim_page": 1}, kind="results", keep_page=True
+                ),
             )
 
     def template_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
@@ -186,7 +188,7 @@ class DeepWebSpider(WebsimSpider):
             url,
             callback=self.parse_results,
             errback=self.count_failure,
-            meta=self.request_meta(meta, keep_page=True),
+            meta=self.request_meta(meta, kind="results", keep_page=True),
         )
 
     async def parse_results(self, response: Response) -> AsyncIterator[Any]:
@@ -230,21 +232,36 @@ class DeepWebSpider(WebsimSpider):
         page = response.meta["websim_page"]
         links = outgoing_links(root, response.url)
         yield self.page_item(response, root, kind="results", query=query, page=page, links=links)
-        records = record_links(
-            root, response.url, template_links=self.template_links, search_urls=self.search_urls
-        )
+        records = self.result_records(root, response.url)
         if not records:
             self.count("websim/crawl/results_without_records")
         if self.follow:
             for url in records:
                 yield self.page_request(
-                    url, self.parse_record, meta={"websim_query": query, "websim_page": page}
+                    url,
+                    self.parse_record,
+                    kind="record",
+                    meta={"websim_query": query, "websim_page": page},
                 )
         if page >= self.max_pages:
             return
         found = next_page(root, response.url, page, results_on_page=len(records))
         if found is not None:
             yield found
+
+    def result_records(self, root: Any, url: str) -> list[str]:
+        """Return the record links of a parsed result page."""
+        return record_links(
+            root, url, template_links=self.template_links, search_urls=self.search_urls
+        )
+
+    def records_found(self, root: Any, response: Response, kind: str) -> int:
+        """``render=auto``: a result page's records; 1 for a start page with a search form."""
+        if kind == "results":
+            return len(self.result_records(root, response.url))
+        if kind == "start" and self.query_template is None:
+            return int(find_search_form(root, response.url) is not None)
+        return 0
 
     def next_page_request(self, response: Response, found: NextPage) -> scrapy.Request:
         """Request the next result page: its URL, or the postback form submitted."""
@@ -258,7 +275,9 @@ class DeepWebSpider(WebsimSpider):
         return submission.to_scrapy(
             callback=self.parse_results,
             errback=self.count_failure,
-            meta=self.request_meta({"websim_query": query, "websim_page": page}, keep_page=True),
+            meta=self.request_meta(
+                {"websim_query": query, "websim_page": page}, kind="results", keep_page=True
+            ),
         )
 
     async def click_next(

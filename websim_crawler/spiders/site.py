@@ -77,7 +77,7 @@ class SiteSpider(WebsimSpider):
     def start_request(self, url: str) -> scrapy.Request:
         """Build the (filtered) request of a start page."""
         self.requested.add(url)
-        return self.page_request(url, self.parse_page, meta=self.budget_meta(url))
+        return self.page_request(url, self.parse_page, kind="page", meta=self.budget_meta(url))
 
     def budget_meta(self, start_url: str) -> dict[str, Any]:
         """Return the meta of a page request of ``start_url``'s site (its shared budget too)."""
@@ -103,4 +103,6 @@ class SiteSpider(WebsimSpider):
             if not looks_like_page(url):
                 continue
             self.requested.add(url)
-            yield self.page_request(url, self.parse_page, meta=self.budget_meta(start_url))
+            yield self.page_request(
+                url, self.parse_page, kind="page", meta=self.budget_meta(start_url)
+            )

@@ -324,6 +324,37 @@ def test_rendered_crawl_clicks_postback_links(demo_site: DemoSite, tmp_path: Pat
 
 @pytest.mark.slow
 @needs_browser
+def test_render_auto_renders_the_script_search_and_fetches_records_plain(
+    demo_site: DemoSite, tmp_path: Path
+) -> None:
+    queries = ("astronomy", "volcanoes", "bread")
+    items, stats = run_crawl(
+        "deepweb", tmp_path, "-a", f"start_url={demo_site.url}js/", "-a", "follow=1",
+        "-a", f"queries={','.join(queries)}", "-a", "render=auto",
+    )  # fmt: skip
+    archive = Archive.bundled()
+    expected = {
+        f"{demo_site.url}record/{record.number}" for q in queries for record in archive.search(q)
+    }
+    records = [item for item in items if item["kind"] == "record"]
+    assert {item["url"] for item in records} == expected  # every record, as render=1 finds them
+    assert len(records) == len(expected)
+    for item in items:
+        if item["kind"] == "results":  # the script's results, so the result pages were rendered
+            shown = [record.title for record in archive.search(item["query"])]
+            first = (item["page"] - 1) * scripted.RESULTS_PER_PAGE
+            assert result_titles(item["html"]) == shown[first : first + scripted.RESULTS_PER_PAGE]
+    # the result pages' group is rendered, the records' plain: only the samples saw a browser
+    assert stats["websim/render/auto/groups/render"] == 1
+    assert stats["websim/render/auto/groups/plain"] >= 1
+    samples = stats["websim/render/auto/sample"]
+    assert stats["websim/render/auto/plain"] >= len(records) - samples
+    assert stats["websim/render/auto/kept/rendered"] >= 1
+    assert stats.get("websim/render/auto/render_failed", 0) == 0
+
+
+@pytest.mark.slow
+@needs_browser
 def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
     internal = InternalService()
     site = HostileSite(internal.port)

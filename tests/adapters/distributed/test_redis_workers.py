@@ -32,7 +32,6 @@ from websim_crawler.config.distributed import DistributedParams, RedisKeys, reda
 from websim_crawler.core.io import ReadReport, iter_feeds, iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.distributed.leases import RedisLeases, delete_worker_keys
-from websim_crawler.distributed.local import LocalRedis
 from websim_crawler.distributed.redis_addon import RedisAddon
 from websim_crawler.distributed.seeds import parse_seed
 from websim_crawler.errors import ConfigError, InputFormatError
@@ -171,14 +170,6 @@ requires_redis = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def redis_url() -> Iterator[str]:
-    if shutil.which("redis-server") is None:
-        pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    with LocalRedis() as server:
-        yield server.url
-
-
-@pytest.fixture(scope="module")
 def slow_demo_site() -> Iterator[str]:
     """The demo site, answering each request after 20 ms so two workers interleave."""
     base = make_handler(Archive.bundled())
@@ -244,21 +235,25 @@ def urls_of(path: Path) -> list[str]:
 
 @requires_redis
 @pytest.mark.slow
+@pytest.mark.parametrize("dupefilter", ["set", "bloom"])
 def test_two_site_workers_crawl_each_page_once_and_cluster_the_union(
-    redis_url: str, slow_demo_site: str, tmp_path: Path
+    redis_url: str, slow_demo_site: str, tmp_path: Path, dupefilter: str
 ) -> None:
     reference = tmp_path / "single.jsonl"
     run_workers([crawl_command("site", reference, "-a", f"start_url={slow_demo_site}")])
     outputs = [tmp_path / "worker-1.jsonl", tmp_path / "worker-2.jsonl"]
 
+    prefix = f"t1{dupefilter}"
+    options = [*worker_options(redis_url, prefix), "-s", f"WEBSIM_REDIS_DUPEFILTER={dupefilter}"]
+
     def seed_twice() -> None:  # as two operators might: still fetched once (trap 1)
         for _ in range(2):
-            seed = ["seed", "site", slow_demo_site, "--redis", redis_url, "--prefix", "t1"]
+            seed = ["seed", "site", slow_demo_site, "--redis", redis_url, "--prefix", prefix]
             assert main(seed) == 0
 
     started = time.monotonic()
     run_workers(
-        [crawl_command("site", out, *worker_options(redis_url, "t1")) for out in outputs],
+        [crawl_command("site", out, *options) for out in outputs],
         seed_twice,
         tuple(out.with_suffix(".log") for out in outputs),
     )
@@ -269,6 +264,13 @@ def test_two_site_workers_crawl_each_page_once_and_cluster_the_union(
     assert max(counts.values()) == 1, [url for url, n in counts.items() if n > 1]
     assert set(counts) == set(urls_of(reference))  # none missing
     assert all(len(urls) >= 5 for urls in per_worker), [len(urls) for urls in per_worker]
+    server = pytest.importorskip("redis").Redis.from_url(redis_url)
+    dupefilter_key = RedisKeys.of(prefix, "site").dupefilter
+    if dupefilter == "bloom":  # the fingerprints live in the filter's bits, not in a set
+        assert server.type(dupefilter_key) == b"none"
+        assert int(server.hget(f"{dupefilter_key}:bloom", "count:0")) >= len(counts)
+    else:
+        assert server.scard(dupefilter_key) >= len(counts)
     for path in outputs:
         log = path.with_suffix(".log").read_text(encoding="utf-8")
         assert "'websim/redis/idle_close': True" in log

@@ -101,7 +101,7 @@ def split(
         ({"start_url": ROOT, "queries": "tea", "max_pages": "0"}, "between 1 and"),
         ({"start_url": ROOT, "queries": "tea", "max_pages": "two"}, "whole number"),
         ({"start_url": ROOT, "queries": "tea", "follow": "maybe"}, "-a follow must be 1 or 0"),
-        ({"start_url": ROOT, "queries": "tea", "render": "2"}, "-a render must be 1 or 0"),
+        ({"start_url": ROOT, "queries": "tea", "render": "2"}, "-a render must be 1, 0 or auto"),
         ({"query_template": "http://x.org/s?q=", "queries": "tea"}, "must contain {query}"),
         ({"query_template": "http://x.org/s?q={query}&{x}", "queries": "tea"}, "no braces"),
         ({"start_url": ROOT, "queries_file": "/nonexistent/q.txt"}, "cannot read"),
