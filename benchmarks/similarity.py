@@ -42,12 +42,14 @@ Usage::
     .venv/bin/python benchmarks/similarity.py --pairs 300 --render 0
     .venv/bin/python benchmarks/similarity.py --pairs 600 --render 0 --write-weights w.json
     .venv/bin/python benchmarks/similarity.py --only-similar-speed     # the websim similar table
+    .venv/bin/python benchmarks/similarity.py --size-bands 40          # template time by page size
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import json
 import random
 import subprocess
@@ -116,6 +118,30 @@ scores = [similarity(texts[a], texts[b]) for a, b in pairs]
 out["joint"] = [time.process_time() - start, scores]
 print(json.dumps(out))
 """
+
+
+PEER_PAIR_TIMER = """
+import json, sys, time
+from html_similarity import structural_similarity
+pairs = json.load(open(sys.argv[1]))
+times, scores = [], []
+for a, b in pairs:
+    start = time.process_time()
+    first = open(a, encoding="utf-8", errors="replace").read()
+    second = open(b, encoding="utf-8", errors="replace").read()
+    try:
+        scores.append(structural_similarity(first, second))
+    except ValueError:  # lxml refuses a str that declares its encoding (<?xml ... encoding=?>)
+        scores.append(None)
+        times.append(None)
+        continue
+    times.append(time.process_time() - start)
+print(json.dumps([times, scores]))
+"""
+ARTICLES = DATASETS / "article-extraction-benchmark" / "html"
+TRAFILATURA = DATASETS / "trafilatura-eval" / "trafilatura-eval.tar.xz"
+# Page-size bands by element count (tags of the parsed page), the last holding the heaviest pages.
+SIZE_BANDS = ((0, 500), (500, 1500), (1500, 3000), (3000, 10**9))
 
 
 @dataclass
@@ -279,6 +305,97 @@ def layout_speed(
             f"0.5.0 structural_similarity indel {peer_ms:.2f} ms/pair (full call, parse included):"
             f" ratio {ours_ms / peer_ms:.2f} (target <= 1)"
         )
+
+
+def size_band_pages(cache_dir: Path) -> list[tuple[Path, int]]:
+    """Return the pages of big9, the article benchmark and trafilatura's evaluation (unpacked
+    into the cache) with their element counts."""
+    pages = [page.path for page in load_big9(cache_dir)]
+    unpacked = cache_dir / "articles"
+    unpacked.mkdir(parents=True, exist_ok=True)
+    for packed in sorted(ARTICLES.glob("*.html.gz")):
+        target = unpacked / packed.name.removesuffix(".gz")
+        if not target.exists():
+            target.write_bytes(gzip.decompress(packed.read_bytes()))
+        pages.append(target)
+    evaluation = cache_dir / "trafilatura"
+    if not (evaluation / "tests" / "eval").is_dir() and TRAFILATURA.is_file():
+        with tarfile.open(TRAFILATURA) as archive:
+            archive.extractall(evaluation, filter="data")
+    pages += sorted((evaluation / "tests").glob("*/*.html"))
+    return [
+        (path, len(as_parsed_document(path.read_text(encoding="utf-8", errors="replace")).tags))
+        for path in pages
+    ]
+
+
+def layout_speed_by_size(args: argparse.Namespace, per_band: int) -> None:
+    """Print template comparison's time per pair against html-similarity's whole call, by band.
+
+    Pairs are drawn within a band (both pages in it). Ours: pages parsed once (the collection
+    stage's case), the parse and template arrays timed per page apart; html-similarity 0.5.0:
+    its whole ``structural_similarity`` call, reading and parsing both pages included.
+    """
+    pages = size_band_pages(args.cache_dir)
+    rng = random.Random(args.seed)
+    print(
+        f"\n## Template comparison by page size: {per_band} pairs per band drawn from "
+        f"{len(pages)} pages (big9, article-extraction-benchmark, trafilatura-eval)\n"
+    )
+    print(
+        "| elements per page | pages | pairs | parse + arrays (ms/page) | template comparison "
+        "(ms/pair) | html-similarity 0.5.0 whole call (ms/pair) | ratio (target <= 1) |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for low, high in SIZE_BANDS:
+        band = [path for path, size in pages if low <= size < high]
+        if len(band) < 2:
+            continue
+        drawn = [
+            (band[i], band[j])
+            for i, j in (rng.sample(range(len(band)), 2) for _ in range(per_band))
+        ]
+        peer_times = run_peer_pairs(args.peer_venv, drawn, args.cache_dir)
+        # Only the pairs html-similarity can read (it refuses pages declaring an XML encoding).
+        pairs = [pair for pair, spent in zip(drawn, peer_times, strict=True) if spent is not None]
+        peer_total = sum(spent for spent in peer_times if spent is not None)
+        texts = {
+            path: path.read_text(encoding="utf-8", errors="replace") for p in pairs for path in p
+        }
+        start = time.process_time()
+        parsed = {path: as_parsed_document(text) for path, text in texts.items()}
+        for document in parsed.values():
+            document.vertices.derive_arrays()
+        prepare = (time.process_time() - start) / len(parsed)
+        ours, _scores = timed(
+            lambda parsed=parsed, pairs=pairs: [
+                template_comparison(parsed[a], parsed[b]).score for a, b in pairs
+            ]
+        )
+        label = f"{low:,}-{high:,}" if high < 10**9 else f">= {low:,}"
+        print(
+            f"| {label} | {len(band)} | {len(pairs)} | {prepare * 1000:.1f} | "
+            f"{ours / len(pairs) * 1000:.2f} | {peer_total / len(pairs) * 1000:.2f} | "
+            f"{ours / peer_total:.2f} |"
+        )
+
+
+def run_peer_pairs(
+    peer_venv: Path, pairs: list[tuple[Path, Path]], work: Path
+) -> list[float | None]:
+    """Time html-similarity's whole ``structural_similarity`` call on each pair (CPU seconds;
+    None where it cannot read a page)."""
+    run_peer(peer_venv, [], work)  # makes the venv on first use
+    pairs_file = work / "peer_band_pairs.json"
+    pairs_file.write_text(json.dumps([(str(a), str(b)) for a, b in pairs]), encoding="utf-8")
+    result = subprocess.run(
+        [str(peer_venv / "bin" / "python"), "-c", PEER_PAIR_TIMER, str(pairs_file)],
+        capture_output=True,
+        text=True,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(f"html-similarity failed: {result.stderr.strip()[-500:]}")
+    return list(json.loads(result.stdout)[0])
 
 
 def separation(
@@ -648,6 +765,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="skip timing websim similar on a feed of real pages",
     )
     parser.add_argument(
+        "--size-bands",
+        type=int,
+        metavar="PAIRS",
+        help="only time template comparison against html-similarity by page-size band",
+    )
+    parser.add_argument(
         "--only-similar-speed",
         action="store_true",
         help="print only the websim similar table (feeds of real pages) and stop",
@@ -670,6 +793,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     args.cache_dir.mkdir(parents=True, exist_ok=True)
     args.peer_venv = args.peer_venv or args.cache_dir / "html-similarity-venv"
+    if args.size_bands:
+        layout_speed_by_size(args, args.size_bands)
+        return 0
     if args.only_similar_speed:
         similar_speed(args.cache_dir, args.seed)
         return 0

@@ -24,6 +24,7 @@ from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
 from websim_crawler.cli import main
+from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.pipelines.similarity import SimilarityPipeline
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,13 +64,14 @@ def test_compare_cli_json_on_saved_files(
     other.write_text(TABLE_PAGE, encoding="utf-8")
     assert main(["compare", str(first), str(other)]) == 1
     printed = json.loads(capsys.readouterr().out)
-    # The default verdict is the combined score, all on links; saved files keep no relative
-    # links, so the stages with data judge: the layouts differ.
-    assert (printed["mode"], printed["combined_score"], printed["stopped_at"]) == (
+    # compare asks looks-alike by default: the combined score of its stages judges.
+    assert (printed["mode"], printed["question"], printed["stopped_at"]) == (
         "combined",
-        None,
+        "looks-alike",
         None,
     )
+    assert printed["combined_score"] < QUESTIONS["looks-alike"].threshold
+    assert printed["decided_by"]
     assert printed["stages"][0]["verdict"] == "dissimilar"
     assert main(["compare", str(first), str(other), "--mode", "cascade"]) == 1
     assert json.loads(capsys.readouterr().out)["stopped_at"] == "layout"

@@ -91,6 +91,12 @@ COMMAND_FLAGS: tuple[CommandFlag, ...] = (
     CommandFlag(("similar",), ("-o", "--output"), "WEBSIM_SIMILARITY_OUTPUT", "pairs JSON file"),
     CommandFlag(
         ("compare", "similar"),
+        ("--question",),
+        "WEBSIM_SIMILARITY_QUESTION",
+        "what similar means (auto: compare looks-alike, similar same-template)",
+    ),
+    CommandFlag(
+        ("compare", "similar"),
         ("--mode",),
         "WEBSIM_SIMILARITY_PAIRS_MODE",
         "compare as a cascade, in full, or by the combined score alone",

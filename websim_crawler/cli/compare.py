@@ -27,6 +27,8 @@ from websim_crawler.core.similarity.compare import (
     compare_pages,
     page_features,
 )
+from websim_crawler.core.similarity.params import STAGES, SimilarityParams
+from websim_crawler.core.similarity.questions import COMPARE_QUESTION, QUESTIONS, ask
 from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 
@@ -92,8 +94,14 @@ def render_pages(
     return [(page.html, page.screenshot or b"") for page in rendered], counters
 
 
-def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None, ...]) -> str:
-    """Return a self-contained HTML report: both screenshots side by side, stage scores below."""
+def render_report_html(
+    report: ComparisonReport, screenshots: tuple[bytes | None, ...], params: SimilarityParams
+) -> str:
+    """Return a self-contained HTML report: both screenshots side by side, stage scores below.
+
+    It names the question asked and the stages that decided it; thresholds and weights are
+    printed as set (``%g``), never rounded into another value.
+    """
     cells = []
     for label, url, png in zip(("A", "B"), (report.url_1, report.url_2), screenshots, strict=True):
         image = (
@@ -103,13 +111,22 @@ def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None
             else "<p>(no screenshot)</p>"
         )
         cells.append(f"<td><h2>{label}: {html.escape(url or '')}</h2>{image}</td>")
+    weights = dict(zip(STAGES, params.stage_weights, strict=True))
     rows = "".join(
         f"<tr class='{r.verdict}'><td>{r.stage}</td>"
-        f"<td>{'' if r.score is None else f'{r.score:.4f}'}</td><td>{r.threshold:.2f}</td>"
-        f"<td>{r.verdict}</td><td>{r.support}</td><td>{html.escape(r.detail)}</td></tr>"
+        f"<td>{'' if r.score is None else f'{r.score:.4f}'}</td><td>{r.threshold:g}</td>"
+        f"<td>{weights[r.stage]:g}</td><td>{r.verdict}"
+        f"{'' if r.stage in report.decided_by else ' (did not decide)'}</td>"
+        f"<td>{r.support}</td><td>{html.escape(r.detail)}</td></tr>"
         for r in report.stages
     )
-    combined = "n/a" if report.combined_score is None else f"{report.combined_score:.4f}"
+    combined = (
+        "n/a"
+        if report.combined_score is None
+        else f"{report.combined_score:.4f} (threshold {params.combined_threshold:g})"
+    )
+    question = QUESTIONS.get(report.question)
+    asked = f"{report.question}: {question.answers}" if question else f"{report.question} weights"
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>websim compare</title><style>"
         "body{font-family:sans-serif}table.shots td{vertical-align:top;width:50%}"
@@ -117,10 +134,13 @@ def render_report_html(report: ComparisonReport, screenshots: tuple[bytes | None
         "table.stages td,table.stages th{padding:4px 10px;border-bottom:1px solid #ddd}"
         ".dissimilar{background:#fdd}.similar{background:#dfd}.skipped,.not_run{color:#888}"
         "</style></head><body>"
-        f"<h1>Verdict: {report.verdict} ({report.mode}; stopped at "
-        f"{report.stopped_at or 'none'}; combined score {combined})</h1>"
+        f"<h1>Verdict: {report.verdict}</h1>"
+        f"<p class='question'>Question: {html.escape(asked)}</p>"
+        f"<p class='decided'>Decided by: {', '.join(report.decided_by) or 'no stage'} "
+        f"({report.mode}; stopped at {report.stopped_at or 'none'}; combined score {combined})"
+        "</p>"
         f"<table class='shots'><tr>{''.join(cells)}</tr></table>"
-        "<table class='stages'><tr><th>stage</th><th>score</th><th>threshold</th>"
+        "<table class='stages'><tr><th>stage</th><th>score</th><th>threshold</th><th>weight</th>"
         f"<th>verdict</th><th>support</th><th>detail</th></tr>{rows}</table></body></html>\n"
     )
 
@@ -130,7 +150,8 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "compare")
     if args.output:
         check_output_path(args.output)
-    params = config.similarity  # the weights file is read by WebsimConfig.from_settings
+    # The weights file is read by WebsimConfig.from_settings; auto asks the seed's question.
+    params = ask(config.similarity, COMPARE_QUESTION)
     locations = [args.page_a, args.page_b]
     urls = [
         page_url(location, given, flag)
@@ -165,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"websim compare: {location}: {problem}", file=sys.stderr)
     report = compare_pages(features[0], features[1], params.pairs_mode, params)
     if args.format == "html":
-        text = render_report_html(report, (screenshots[0], screenshots[1]))
+        text = render_report_html(report, (screenshots[0], screenshots[1]), params)
     else:
         text = json.dumps(report.to_dict(), ensure_ascii=False, indent=2) + "\n"
     if args.output:

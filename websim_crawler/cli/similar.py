@@ -1,7 +1,9 @@
-"""``websim similar pages.jsonl -o pairs.json``: the similar pairs of a crawl, found offline.
+"""``websim similar pages.jsonl -o pairs.json``: the groups of similar pages of a crawl, offline.
 
 The same stage as the ``SimilarityPipeline`` at the end of a crawl: MinHash/LSH candidate
-blocking for large collections, then the four-stage comparison of each candidate pair.
+blocking for large collections, then the four-stage comparison of each candidate pair, judged by
+the question asked (``--question``; by default ``same-template``, whose groups tell result lists
+from records), its similar pairs grouped.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from websim_crawler.cli._sources import FeedReader
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import find_similar_pairs
+from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     """Read the feed, find the similar pairs, write them; return the exit code."""
     config = command_config(args, "similar")
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
-    params = config.similarity  # the weights file is read by WebsimConfig.from_settings
+    # The weights file is read by WebsimConfig.from_settings; auto asks same-template.
+    params = ask(config.similarity, COLLECTION_QUESTION)
     feeds = FeedReader(args.input, config.inputs)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
     for record in progress(feeds, args, desc="pages", unit="page"):
@@ -62,10 +66,14 @@ def run(args: argparse.Namespace) -> int:
     report["skipped_pages"] = dict(sorted(collector.skipped.items()))
     report["pages_with_problems"] = problems
     atomic_write_json(output, report)
+    sizes = ", ".join(str(len(group)) for group in result.groups[:10])
+    more = ", ..." if len(result.groups) > 10 else ""
+    capped = f", {result.capped_pairs} over the cap" if result.capped_pairs else ""
     print(
-        f"{len(result.pairs)} similar pairs among {result.pages} pages "
-        f"({result.candidate_pairs} of {result.all_pairs} pairs compared, {result.blocking}; "
-        f"{sum(collector.skipped.values())} skipped) -> {output}"
+        f"{result.question}: {len(result.groups)} groups of pages ({sizes}{more}), "
+        f"{result.ungrouped} pages in none; {len(result.pairs)} similar pairs among "
+        f"{result.pages} pages ({result.candidate_pairs} of {result.all_pairs} pairs compared, "
+        f"{result.blocking}{capped}; {sum(collector.skipped.values())} skipped) -> {output}"
     )
     malformed = sum(
         count for reason, count in collector.skipped.items() if reason.startswith("bad_")

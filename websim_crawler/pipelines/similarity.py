@@ -9,6 +9,8 @@ thread when the spider closes and written atomically.
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from itemadapter import ItemAdapter
@@ -20,9 +22,12 @@ from twisted.internet import threads
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.io import atomic_write_json, check_output_path
 from websim_crawler.core.similarity.collection import PageCollector
-from websim_crawler.core.similarity.pairs import find_similar_pairs
+from websim_crawler.core.similarity.pairs import SimilarPairs, find_similar_pairs
+from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
 
 logger = logging.getLogger(__name__)
+
+PROGRESS_INTERVAL_SECONDS = 10.0
 
 
 class SimilarityPipeline:
@@ -32,6 +37,7 @@ class SimilarityPipeline:
         self.crawler = crawler
         self.config = config
         self.output = output
+        self.params = ask(config.similarity, COLLECTION_QUESTION)
         self.collector = PageCollector(
             config.similarity, config.analysis, html_field=config.items.html_field
         )
@@ -65,17 +71,39 @@ class SimilarityPipeline:
         result = await maybe_deferred_to_future(threads.deferToThread(self._find_and_write))
         stats = self.crawler.stats
         assert stats is not None
-        stats.set_value("websim/similarity/candidate_pairs", result[0])
-        stats.set_value("websim/similarity/similar_pairs", result[1])
+        stats.set_value("websim/similarity/candidate_pairs", result.candidate_pairs)
+        stats.set_value("websim/similarity/capped_pairs", result.capped_pairs)
+        stats.set_value("websim/similarity/similar_pairs", len(result.pairs))
+        stats.set_value("websim/similarity/groups", len(result.groups))
 
-    def _find_and_write(self) -> tuple[int, int]:
-        pairs = find_similar_pairs(self.collector.pages, self.config.similarity)
+    def _find_and_write(self) -> SimilarPairs:
+        # Candidates from LSH only, at most WEBSIM_SIMILARITY_MAX_PAIRS of them.
+        pairs = find_similar_pairs(
+            self.collector.pages, self.params, _logged_progress, always_block=True
+        )
         atomic_write_json(self.output, pairs.to_dict())
         logger.info(
-            "wrote %d similar pairs of %d pages (%d candidate pairs) to %s",
+            "%s: %d groups of similar pages, %d similar pairs of %d pages (%d candidate pairs, "
+            "%d over the cap) written to %s",
+            pairs.question,
+            len(pairs.groups),
             len(pairs.pairs),
             pairs.pages,
             pairs.candidate_pairs,
+            pairs.capped_pairs,
             self.output,
         )
-        return pairs.candidate_pairs, len(pairs.pairs)
+        return pairs
+
+
+def _logged_progress(pairs: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Yield the pairs, logging how many were compared every ``PROGRESS_INTERVAL_SECONDS``."""
+    total = len(pairs) if isinstance(pairs, list) else None
+    logger.info("similarity: comparing %s candidate pairs", "?" if total is None else total)
+    last = time.monotonic()
+    for done, pair in enumerate(pairs):
+        now = time.monotonic()
+        if now - last >= PROGRESS_INTERVAL_SECONDS:
+            last = now
+            logger.info("similarity: %d of %s pairs compared", done, total)
+        yield pair

@@ -72,6 +72,7 @@ class CompareSpider(WebsimSpider):
         # Imported here: Scrapy imports every spider module for any crawl, and the similarity
         # stages (POT, SciPy) take longer to import than the deepweb crawl of a small site.
         from websim_crawler.core.similarity.compare import compare_pages, features_from_item
+        from websim_crawler.core.similarity.questions import COMPARE_QUESTION, ask
 
         root = self.html_root(response)
         if root is None:
@@ -82,9 +83,14 @@ class CompareSpider(WebsimSpider):
         )
         if len(self.features) < 2:
             return
-        report = compare_pages(
-            self.features[0], self.features[1], self.mode, self.config.similarity
-        )
+        params = ask(self.config.similarity, COMPARE_QUESTION)
+        report = compare_pages(self.features[0], self.features[1], self.mode, params)
         self.count(f"websim/compare/{report.verdict}")
-        logger.info("compare: %s (stopped at %s)", report.verdict, report.stopped_at)
+        logger.info(
+            "compare (%s): %s (decided by %s; stopped at %s)",
+            report.question,
+            report.verdict,
+            ", ".join(report.decided_by) or "no stage",
+            report.stopped_at,
+        )
         yield {"kind": "comparison", **report.to_dict()}

@@ -190,6 +190,10 @@ class ComparisonReport:
     stopped_at: str | None
     combined_score: float | None
     stages: tuple[StageResult, ...]
+    # The question asked (``custom``: the stage weights as set) and the stages whose scores made
+    # the verdict: the weighted stages with data (combined), or the stages judged (cascade, full).
+    question: str = "custom"
+    decided_by: tuple[str, ...] = ()
 
     def stage(self, name: str) -> StageResult:
         """Return the result of one stage by name."""
@@ -324,12 +328,23 @@ def compare_pages(
         if scored
         else None
     )
-    judged = [r.verdict for r in results if r.verdict in ("similar", "dissimilar")]
+    judged = [r for r in results if r.verdict in ("similar", "dissimilar")]
+    verdicts = [r.verdict for r in judged]
+    deciding = [r.stage for r in judged if r.verdict == "dissimilar"] or [r.stage for r in judged]
     if mode == "combined" and combined is not None:
-        judged = ["similar" if combined >= params.combined_threshold else "dissimilar"]
+        verdicts = ["similar" if combined >= params.combined_threshold else "dissimilar"]
+        deciding = [r.stage for r in scored]
     verdict = (
-        "undetermined" if not judged else "dissimilar" if "dissimilar" in judged else "similar"
+        "undetermined" if not verdicts else "dissimilar" if "dissimilar" in verdicts else "similar"
     )
     return ComparisonReport(
-        first.url, second.url, mode, verdict, stopped_at, combined, tuple(results)
+        first.url,
+        second.url,
+        mode,
+        verdict,
+        stopped_at,
+        combined,
+        tuple(results),
+        params.question if params.question != "auto" else "custom",
+        tuple(deciding),
     )

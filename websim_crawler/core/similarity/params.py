@@ -10,6 +10,9 @@ from websim_crawler.errors import ConfigError
 LAYOUT_MEASURES = ("template", "tag", "indel", "pq_gram", "difflib", "joint")
 STAGES = ("layout", "text", "links", "visual")
 MODES = ("cascade", "full", "combined")  # how compare_pages runs the stages
+# The named questions of ``questions.QUESTIONS``; ``auto``: the entry point's, ``custom``: the
+# weights as set.
+QUESTION_NAMES = ("same-site", "same-template", "looks-alike", "same-content")
 
 
 @dataclass(frozen=True)
@@ -51,16 +54,25 @@ class SimilarityParams:
         minimum=0.0,
         maximum=1.0,
     )
+    question: str = setting(
+        "auto",
+        "WEBSIM_SIMILARITY_QUESTION",
+        "what 'similar' means: same-site, same-template, looks-alike, same-content (each its "
+        "fitted stage weights and threshold), custom (STAGE_WEIGHTS and COMBINED_THRESHOLD as "
+        "set) or auto (compare: looks-alike; similar and the pipeline: same-template; custom "
+        "with a weights file)",
+        choices=("auto", *QUESTION_NAMES, "custom"),
+    )
     stage_weights: tuple[float, ...] = setting(
         (0.0, 0.0, 1.0, 0.0),
         "WEBSIM_SIMILARITY_STAGE_WEIGHTS",
-        "weights of layout,text,links,visual in the combined score (mean over stages with data;"
-        " fitted on big9)",
+        "weights of layout,text,links,visual in the combined score (mean over stages with data)"
+        " of the custom question",
     )
     combined_threshold: float = setting(
         0.005,
         "WEBSIM_SIMILARITY_COMBINED_THRESHOLD",
-        "combined score at or above this: similar (mode combined); fitted with the weights",
+        "combined score at or above this: similar (mode combined) in the custom question",
         minimum=0.0,
         maximum=1.0,
     )
@@ -154,6 +166,13 @@ class SimilarityParams:
         "MinHash permutations",
         minimum=8,
         maximum=1024,
+    )
+    max_pairs: int = setting(
+        100_000,
+        "WEBSIM_SIMILARITY_MAX_PAIRS",
+        "most candidate pairs compared in a collection (spread evenly; the rest counted as "
+        "capped_pairs, stat websim/similarity/capped_pairs)",
+        minimum=1,
     )
     pairs_mode: str = setting(
         "combined",
