@@ -10,7 +10,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
-from websim_crawler.browser.page import REFUSED_META
+from websim_crawler.browser.page import PARTIAL_META, REFUSED_META
 from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import websim_config
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
@@ -164,6 +164,8 @@ class WebsimSpider(scrapy.Spider):
         screenshot = rendered_screenshot(response)
         if screenshot is not None:
             item["screenshot"] = screenshot
+        if PARTIAL_META in response.meta:
+            item["render_partial"] = bool(response.meta[PARTIAL_META])
         self.count(f"websim/pages/{kind}")
         return item
 
