@@ -27,6 +27,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -179,6 +180,13 @@ def rendered_search(url: str, ready_script: str, links_script: str, seconds: flo
     """
     if not os.access(CHROMIUM, os.X_OK):
         raise AppMissing("needs Chromium (apt-get install chromium)")
+    # In a thread of its own: Playwright's sync API refuses a thread running an asyncio loop
+    # (pytest's reactor runs one).
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(_rendered_links, url, ready_script, links_script, seconds).result()
+
+
+def _rendered_links(url: str, ready_script: str, links_script: str, seconds: float) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -709,10 +717,11 @@ class GalleryCrawl:
         return len(self.reached) / len(self.listed) if self.listed else 0.0
 
 
-def crawl_app(app: App, folder: Path) -> GalleryCrawl:
+def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryCrawl:
     """Run ``scrapy crawl deepweb -a follow=1`` (``render=1`` for a JavaScript search) on
-    ``app`` with its queries; compare what it stored with what the application lists."""
-    queries = app.queries
+    ``app`` with ``queries`` (default: the app's); compare what it stored with what the
+    application lists."""
+    queries = queries or app.queries
     output, stats_file = folder / f"{app.name}.jsonl", folder / f"{app.name}-stats.json"
     template = getattr(app, "query_template", None)
     start = (
