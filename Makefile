@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/neardup.py
 	$(BIN)/python benchmarks/distributed.py
 	$(BIN)/python benchmarks/crawl.py
+	$(BIN)/python benchmarks/real_sites.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info
