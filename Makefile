@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := chromium redis-server
+APT_PACKAGES := chromium redis-server python3.11-doc
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 
@@ -25,7 +25,7 @@ $(BASE_STAMP): pyproject.toml | $(BIN)/python
 	touch $(BASE_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[render,distributed,test,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[render,distributed,test,bench,gallery]"
 	touch $(STAMP) $(BASE_STAMP)
 
 system-packages:
@@ -54,6 +54,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/neardup.py
 	$(BIN)/python benchmarks/distributed.py
 	$(BIN)/python benchmarks/crawl.py
+	$(BIN)/python benchmarks/real_sites.py
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

@@ -139,7 +139,10 @@ async def recall_table(site_url: str, stable: float) -> list[dict[str, Any]]:
     counters: Counter[str] = Counter()
     params = RenderParams(scrolls=10)
     rendering = Rendering(
-        params, max_bytes=16 << 20, count=lambda key: counters.update([key]), sites=[site_url]
+        params,
+        max_response_bytes=16 << 20,
+        count=lambda key: counters.update([key]),
+        sites=[site_url],
     )
     await rendering.start()
     rows = []
@@ -177,7 +180,7 @@ async def memory_peak(page_url: str) -> tuple[int, int, str]:
     counters: Counter[str] = Counter()
     rendering = Rendering(
         RenderParams(),
-        max_bytes=16 << 20,
+        max_response_bytes=16 << 20,
         count=lambda key: counters.update([key]),
         sites=[page_url],
     )

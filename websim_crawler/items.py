@@ -17,6 +17,7 @@ class PageItem(scrapy.Item):
     html = scrapy.Field()
     links = scrapy.Field()
     screenshot = scrapy.Field()
+    render_partial = scrapy.Field()
     encoding_confidence = scrapy.Field()
     # Added by PageAnalysisPipeline.
     language = scrapy.Field()

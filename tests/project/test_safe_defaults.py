@@ -63,7 +63,7 @@ def test_rendering_allows_no_downloads_permissions_or_endless_loads() -> None:
     assert settings["PLAYWRIGHT_DEFAULT_NAVIGATION_TIMEOUT"] == 12_000
     assert settings.getint("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT") == 3
     assert settings.getint("PLAYWRIGHT_MAX_CONTEXTS") == 1
-    assert rendering.max_bytes == 1000  # DOWNLOAD_MAXSIZE holds for rendered pages
+    assert rendering.max_response_bytes == 1000  # DOWNLOAD_MAXSIZE holds for each response
     rendering.proxy_url = "http://127.0.0.1:9"
     options = rendering.launch_options()
     assert options["headless"] is True

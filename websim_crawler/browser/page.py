@@ -3,10 +3,15 @@
 The guard is installed before the page loads anything. The settle wait ends when the DOM has not
 changed (a ``MutationObserver`` installed at document start), no timer due within 5 s is pending
 (``setTimeout``, watched from document start) and no request of the page has been pending for
-``WEBSIM_RENDER_SETTLE_QUIET`` seconds, or after ``WEBSIM_RENDER_SETTLE_MAX``. The
-capture writes each displayed element's layout box into ``data-websim-box="x,y,w,h"`` (page
-coordinates, CSS pixels; at most ``WEBSIM_RENDER_MAX_BOXES`` elements) and the page size into
-``data-websim-page="W,H"`` on ``<html>``, then takes a screenshot clipped to the maximum size.
+``WEBSIM_RENDER_SETTLE_QUIET`` seconds, or after ``WEBSIM_RENDER_SETTLE_MAX`` unless the page
+is still growing (elements added in the last ``GROWTH_WINDOW_SECONDS``, such as search results added
+one by one): then it waits on, up to ``WEBSIM_RENDER_SETTLE_GROWING_MAX``, and a page still growing
+then is taken as it is and marked partial. Each response is held to ``DOWNLOAD_MAXSIZE`` (as Scrapy
+holds one download) and the page's total, document and subresources, to
+``WEBSIM_RENDER_MAX_PAGE_BYTES``; the memory watchdog guards the rest. The capture writes each
+displayed element's layout box into ``data-websim-box="x,y,w,h"`` (page coordinates, CSS pixels;
+at most ``WEBSIM_RENDER_MAX_BOXES`` elements) and the page size into ``data-websim-page="W,H"`` on
+``<html>``, then takes a screenshot clipped to the maximum size.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from websim_crawler.errors import WebsimError
 logger = logging.getLogger(__name__)
 
 REFUSED_META = "websim_render_refused"  # request meta: the stat of a page the guard refused
+# Request meta: True when the page was still growing at WEBSIM_RENDER_SETTLE_GROWING_MAX.
+PARTIAL_META = "websim_render_partial"
+GROWTH_WINDOW_SECONDS = 5.0  # a page that added elements this recently is still growing
 _WEB_SCHEMES = ("http://", "https://", "data:", "blob:")
 
 # Runs in every frame before the page's own scripts: records the time of the last DOM change
@@ -67,9 +75,13 @@ INIT_SCRIPT = """(() => {
   } catch (error) { /* already locked */ }
 })();"""
 
-# Milliseconds the DOM has been quiet; 0 while a timer due within 5 s is pending.
-_QUIET_SCRIPT = """() => (window.__websimPendingTimers && window.__websimPendingTimers() > 0)
-  ? 0 : performance.now() - (window.__websimLastChange || 0)"""
+# Milliseconds the DOM has been quiet (0 while a timer due within 5 s is pending), and the
+# document's element count (what grows while results are being added).
+_QUIET_SCRIPT = """() => [
+  (window.__websimPendingTimers && window.__websimPendingTimers() > 0)
+    ? 0 : performance.now() - (window.__websimLastChange || 0),
+  document.getElementsByTagName('*').length,
+]"""
 # What grows when an infinite-scroll list loads more: the page's height or its element count.
 _GROWTH_SCRIPT = (
     "() => document.documentElement.scrollHeight + ',' + document.getElementsByTagName('*').length"
@@ -132,29 +144,38 @@ _REFUSALS = {
 
 @dataclass(frozen=True)
 class RenderedPage:
-    """A settled page: final URL, HTML (with layout boxes) and the clipped screenshot."""
+    """A settled page: final URL, HTML (with layout boxes), the clipped screenshot, and whether
+    it was still growing when it was taken (``partial``)."""
 
     url: str
     html: str
     screenshot: bytes | None
+    partial: bool = False
 
 
 class PageGuard:
-    """Watch one page: confine its navigations and schemes, count its bytes, close popups."""
+    """Watch one page: confine its navigations and schemes, count its bytes, close popups.
+
+    ``max_response_bytes`` bounds each response (``DOWNLOAD_MAXSIZE``), ``max_page_bytes`` the
+    page's total (``WEBSIM_RENDER_MAX_PAGE_BYTES``); either one passed refuses the page as
+    ``too_large`` (``websim/render/too_large/response`` or ``/page`` tells which).
+    """
 
     def __init__(
         self,
         page: Any,
         confinement: Confinement,
         *,
-        max_bytes: int,
+        max_response_bytes: int,
+        max_page_bytes: int,
         count: Callable[[str], None],
         memory_kills: Callable[[], int],
         meta: MutableMapping[str, Any] | None = None,
     ) -> None:
         self.page = page
         self.confinement = confinement
-        self.max_bytes = max_bytes
+        self.max_response_bytes = max_response_bytes
+        self.max_page_bytes = max_page_bytes
         self.count = count
         self.memory_kills = memory_kills
         self.kills_at_start = memory_kills()
@@ -166,6 +187,8 @@ class PageGuard:
             None,
         )
         self.bytes_received = 0
+        self.bytes_by_response: dict[str, int] = {}  # responses still loading, by CDP request id
+        self.partial = False  # still growing when last settled
         self.pending: set[Any] = set()
         self.last_network_change = asyncio.get_running_loop().time()
         self.cdp: Any = None
@@ -184,6 +207,8 @@ class PageGuard:
         page.on("requestfailed", self._request_ended)
         self.cdp = await page.context.new_cdp_session(page)
         self.cdp.on("Network.dataReceived", self._data_received)
+        self.cdp.on("Network.loadingFinished", self._response_ended)
+        self.cdp.on("Network.loadingFailed", self._response_ended)
         # Refused before they begin: a download the page starts neither runs nor fails the page.
         self.cdp.on(
             "Page.downloadWillBegin", lambda _event: self.count("websim/render/blocked/download")
@@ -268,10 +293,25 @@ class PageGuard:
         self.last_network_change = asyncio.get_running_loop().time()
 
     def _data_received(self, event: dict[str, Any]) -> None:
-        self.bytes_received += int(event.get("dataLength") or 0)
-        if self.bytes_received > self.max_bytes and self.refused is None:
-            self.refuse("too_large")
-            asyncio.get_running_loop().create_task(_quietly(self.page.close()))
+        received = int(event.get("dataLength") or 0)
+        self.bytes_received += received
+        request_id = str(event.get("requestId") or "")
+        response_bytes = self.bytes_by_response.get(request_id, 0) + received
+        self.bytes_by_response[request_id] = response_bytes
+        if self.refused is not None:
+            return
+        if self.max_response_bytes and response_bytes > self.max_response_bytes:
+            self._refuse_too_large("response")
+        elif self.max_page_bytes and self.bytes_received > self.max_page_bytes:
+            self._refuse_too_large("page")
+
+    def _response_ended(self, event: dict[str, Any]) -> None:
+        self.bytes_by_response.pop(str(event.get("requestId") or ""), None)
+
+    def _refuse_too_large(self, bound: str) -> None:
+        self.count(f"websim/render/too_large/{bound}")
+        self.refuse("too_large")
+        asyncio.get_running_loop().create_task(_quietly(self.page.close()))
 
 
 def is_web_url(url: str) -> bool:
@@ -293,14 +333,20 @@ async def run_script(page: Any, script: str, timeout: float, arg: Any = None) ->
         ) from exc
 
 
-async def settle(page: Any, guard: PageGuard, params: RenderParams) -> bool:
-    """Wait until the DOM and the network have been quiet; return False at the time limit."""
+async def settle(page: Any, guard: PageGuard, params: RenderParams) -> str:
+    """Wait until the DOM and the network have been quiet.
+
+    Return ``"settled"``, ``"timeout"`` (not quiet at ``settle_max``, not growing) or
+    ``"growing"`` (still adding elements at ``settle_growing_max``).
+    """
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + params.settle_max
+    started = loop.time()
+    last_growth, most_elements = started, 0
     while True:
         guard.raise_if_refused()
         try:
-            dom_quiet = float(await run_script(page, _QUIET_SCRIPT, params.script_timeout)) / 1000
+            quiet_ms, elements = await run_script(page, _QUIET_SCRIPT, params.script_timeout)
+            dom_quiet = float(quiet_ms) / 1000
         except RenderScriptTimeoutError:
             raise
         except Exception as exc:  # navigating: the old document is gone
@@ -308,11 +354,17 @@ async def settle(page: Any, guard: PageGuard, params: RenderParams) -> bool:
                 guard.raise_if_refused()
                 raise
             logger.debug("settle: %s", exc)
-            dom_quiet = 0.0
+            dom_quiet, elements = 0.0, 0
+        now = loop.time()
+        if int(elements) > most_elements:
+            most_elements, last_growth = int(elements), now
         if min(dom_quiet, guard.network_quiet_seconds()) >= params.settle_quiet:
-            return True
-        if loop.time() >= deadline:
-            return False
+            return "settled"
+        if now - started >= params.settle_max:
+            if now - last_growth > GROWTH_WINDOW_SECONDS:
+                return "timeout"
+            if now - started >= params.settle_growing_max:
+                return "growing"
         await asyncio.sleep(0.1)
 
 
@@ -321,21 +373,34 @@ async def settle_and_scroll(
 ) -> None:
     """Settle; then scroll to the bottom while the page grows (up to ``scrolls`` times).
 
-    Scrolling stops when two scrolls in a row added nothing (a slow page may answer late).
+    Scrolling stops when two scrolls in a row added nothing (a slow page may answer late). A
+    page still growing at the longest wait is counted, logged and marked (``guard.partial``, and
+    ``PARTIAL_META`` in its request meta).
     """
-    if not await settle(page, guard, params):
-        count("websim/render/settle_timeout")
+    outcomes = [await settle(page, guard, params)]
     unchanged = 0
     for _ in range(params.scrolls):
         before = await run_script(page, _GROWTH_SCRIPT, params.script_timeout)
         await run_script(page, _SCROLL_SCRIPT, params.script_timeout)
         count("websim/render/scrolls")
-        if not await settle(page, guard, params):
-            count("websim/render/settle_timeout")
+        outcomes.append(await settle(page, guard, params))
         grew = await run_script(page, _GROWTH_SCRIPT, params.script_timeout) != before
         unchanged = 0 if grew else unchanged + 1
         if unchanged == 2:
             break
+    for outcome in outcomes:
+        if outcome != "settled":
+            count("websim/render/settle_timeout")
+    guard.partial = "growing" in outcomes
+    guard.meta[PARTIAL_META] = guard.partial
+    if guard.partial:
+        count("websim/render/partial")
+        logger.warning(
+            "rendering: %s was still growing after %g s (WEBSIM_RENDER_SETTLE_GROWING_MAX); "
+            "taken as it is and marked render_partial",
+            page.url,
+            params.settle_growing_max,
+        )
 
 
 async def capture(

@@ -96,13 +96,13 @@ class Rendering:
         self,
         params: RenderParams,
         *,
-        max_bytes: int,
+        max_response_bytes: int,
         count: Callable[[str], None],
         sites: Iterable[str] = (),
         resolver: Resolver = system_resolver,
     ) -> None:
         self.params = params
-        self.max_bytes = max_bytes
+        self.max_response_bytes = max_response_bytes  # DOWNLOAD_MAXSIZE: each response
         self.count = count
         self.confinement = Confinement(sites, resolver)
         self.proxy = ConfiningProxy(
@@ -175,7 +175,8 @@ class Rendering:
         guard = PageGuard(
             page,
             self.confinement,
-            max_bytes=self.max_bytes,
+            max_response_bytes=self.max_response_bytes,
+            max_page_bytes=self.params.max_page_bytes,
             count=self.count,
             memory_kills=lambda: self.watchdog.kills,
             meta=meta,
@@ -203,7 +204,7 @@ class Rendering:
         await click_control(page, xpath, self.params)
         shot = await self.render(page, screenshot=screenshot)
         guard.raise_if_refused()
-        return RenderedPage(page.url, await page.content(), shot)
+        return RenderedPage(page.url, await page.content(), shot, partial=guard.partial)
 
     async def _maintain(self) -> None:
         """Run the memory watchdog every 0.1 s until cancelled; a failed check is counted."""
@@ -253,7 +254,7 @@ async def render_documents(
     documents: list[Document],
     params: RenderParams,
     *,
-    max_bytes: int,
+    max_response_bytes: int,
     context_options: Mapping[str, Any] | None = None,
     resolver: Resolver = system_resolver,
 ) -> tuple[list[RenderedPage], Counter[str]]:
@@ -271,7 +272,7 @@ async def render_documents(
     counters: Counter[str] = Counter()
     rendering = Rendering(
         params,
-        max_bytes=max_bytes,
+        max_response_bytes=max_response_bytes,
         count=_counter(counters),
         sites=[d.location for d in documents if d.body is None] + [SAVED_FILE_ORIGIN],
         resolver=resolver,
@@ -353,7 +354,7 @@ async def _render_document(
         await page.goto(url, wait_until="load", timeout=rendering.params.timeout * 1000)
         guard.raise_if_refused()
         shot = await rendering.render(page, screenshot=True)
-        return RenderedPage(page.url, await page.content(), shot)
+        return RenderedPage(page.url, await page.content(), shot, partial=guard.partial)
     finally:
         with contextlib.suppress(Exception):
             await page.close()

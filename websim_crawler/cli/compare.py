@@ -90,7 +90,9 @@ def render_pages(
         for location in locations
     ]
     limit = config.analysis.max_page_bytes
-    rendered, counters = asyncio.run(render_documents(documents, config.render, max_bytes=limit))
+    rendered, counters = asyncio.run(
+        render_documents(documents, config.render, max_response_bytes=limit)
+    )
     return [(page.html, page.screenshot or b"") for page in rendered], counters
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from websim_crawler.core.params import setting, validate
+from websim_crawler.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -61,9 +62,27 @@ class RenderParams:
     settle_max: float = setting(
         15.0,
         "WEBSIM_RENDER_SETTLE_MAX",
-        "longest wait (seconds) for a rendered page to settle; then it is taken as it is",
+        "longest wait (seconds) for a rendered page to settle while it is not growing; then it "
+        "is taken as it is",
         minimum=0.0,
         maximum=600.0,
+    )
+    settle_growing_max: float = setting(
+        120.0,
+        "WEBSIM_RENDER_SETTLE_GROWING_MAX",
+        "longest wait (seconds) for a rendered page that is still growing (elements added in "
+        "the last 5 s, e.g. search results added one by one); then it is taken as it is, "
+        "counted and marked partial (item field render_partial)",
+        minimum=0.0,
+        maximum=3600.0,
+    )
+    max_page_bytes: int = setting(
+        512 * 1024 * 1024,
+        "WEBSIM_RENDER_MAX_PAGE_BYTES",
+        "bytes a rendered page may receive in all (document and subresources) before it is "
+        "dropped as too_large; each response is also held to DOWNLOAD_MAXSIZE (0: no limit)",
+        minimum=0,
+        maximum=1 << 40,
     )
     scrolls: int = setting(
         0,
@@ -120,3 +139,8 @@ class RenderParams:
 
     def __post_init__(self) -> None:
         validate(self)
+        if self.settle_growing_max < self.settle_max:
+            raise ConfigError(
+                f"WEBSIM_RENDER_SETTLE_GROWING_MAX ({self.settle_growing_max:g}) must be >= "
+                f"WEBSIM_RENDER_SETTLE_MAX ({self.settle_max:g})"
+            )

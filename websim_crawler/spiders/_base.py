@@ -10,7 +10,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
 from twisted.python.failure import Failure
 
-from websim_crawler.browser.page import REFUSED_META
+from websim_crawler.browser.page import PARTIAL_META, REFUSED_META
 from websim_crawler.config import websim_config
 from websim_crawler.config.crawl import CrawlParams
 from websim_crawler.config.distributed import DistributedParams
@@ -195,6 +195,8 @@ class WebsimSpider(scrapy.Spider):
         screenshot = rendered_screenshot(response)
         if screenshot is not None:
             item["screenshot"] = screenshot
+        if PARTIAL_META in response.meta:
+            item["render_partial"] = bool(response.meta[PARTIAL_META])
         self.count(f"websim/pages/{kind}")
         return item
 

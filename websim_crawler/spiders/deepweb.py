@@ -21,6 +21,7 @@ from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
+from websim_crawler.browser.page import PARTIAL_META
 from websim_crawler.core.crawling import NextPage, next_page, record_links, site_template_links
 from websim_crawler.core.crawling.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
@@ -300,6 +301,7 @@ class DeepWebSpider(WebsimSpider):
             "websim_query": response.meta["websim_query"],
             "websim_page": response.meta["websim_page"] + 1,
             SCREENSHOT_META: rendered.screenshot,
+            PARTIAL_META: rendered.partial,
         }
         return HtmlResponse(
             rendered.url,

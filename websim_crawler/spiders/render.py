@@ -46,8 +46,12 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
         if crawler.stats is not None:
             crawler.stats.inc_value(key)
 
+    # DOWNLOAD_MAXSIZE bounds each response, as Scrapy means it; the page's total has its own
+    # budget (WEBSIM_RENDER_MAX_PAGE_BYTES).
     rendering = Rendering(
-        params, max_bytes=settings.getint("DOWNLOAD_MAXSIZE") or _NO_SIZE_LIMIT, count=count
+        params,
+        max_response_bytes=settings.getint("DOWNLOAD_MAXSIZE") or _NO_SIZE_LIMIT,
+        count=count,
     )
     _RENDERINGS[spider_name] = rendering
     handler = download_handler()
@@ -63,11 +67,14 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
     # Downloads are refused: a navigation that turns into one fails at once, not after 30 s.
     settings.set("PLAYWRIGHT_DOWNLOAD_TIMEOUT", 1000, priority="spider")
     logger.info(
-        "rendering with %s (screenshots: %s, settle %.2f s quiet / %.0f s max, memory cap %d MiB)",
+        "rendering with %s (screenshots: %s, settle %.2f s quiet / %.0f s max / %.0f s max while "
+        "growing, page budget %d MiB, memory cap %d MiB)",
         params.chromium_path,
         params.screenshot,
         params.settle_quiet,
         params.settle_max,
+        params.settle_growing_max,
+        params.max_page_bytes >> 20,
         params.max_memory_mb,
     )
     return rendering

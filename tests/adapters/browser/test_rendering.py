@@ -457,7 +457,7 @@ def test_render_documents_takes_context_options_and_a_resolver() -> None:
             render_documents(
                 [Document("saved.html", page)],
                 RenderParams(settle_max=2),
-                max_bytes=1 << 20,
+                max_response_bytes=1 << 20,
                 context_options=options,
                 resolver=nothing_resolves,
             )
@@ -520,7 +520,9 @@ class FakePage:
 
 def test_browser_restarts_every_n_pages_once_the_open_ones_have_closed() -> None:
     counted: list[str] = []
-    rendering = Rendering(RenderParams(restart_every=2), max_bytes=1000, count=counted.append)
+    rendering = Rendering(
+        RenderParams(restart_every=2), max_response_bytes=1000, count=counted.append
+    )
     events: list[str] = []
 
     async def restart() -> None:
@@ -550,14 +552,16 @@ def test_browser_restarts_every_n_pages_once_the_open_ones_have_closed() -> None
     assert events == ["page 1", "page 2", "closing", "restart", "page 3"]
     assert counted == ["websim/render/browser_restarts/every"]
     assert rendering.pages_since_launch == 1
-    never = Rendering(RenderParams(restart_every=0), max_bytes=1000, count=lambda key: None)
+    never = Rendering(
+        RenderParams(restart_every=0), max_response_bytes=1000, count=lambda key: None
+    )
     never.pages_since_launch = 10**6
     assert not never._restart_due()
 
 
 def test_memory_watchdog_loop_outlives_a_failed_check() -> None:
     counted: list[str] = []
-    rendering = Rendering(RenderParams(), max_bytes=1000, count=counted.append)
+    rendering = Rendering(RenderParams(), max_response_bytes=1000, count=counted.append)
     checks: list[str] = []
 
     async def check(restart: Any) -> None:

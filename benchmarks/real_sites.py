@@ -1,0 +1,106 @@
+"""Crawl the gallery of real search applications (tests/support/real_apps.py) and print one table.
+
+For each application, started on 127.0.0.1 with a corpus of Debian's Python documentation
+(python3.11-doc, labelled by section): whether the search form was found, records reached /
+records the application lists for the queries (coverage), chrome pages stored as records, pages
+per second, and, over the records reached, the NMI of the crawl's clustering (``websim
+cluster``) and of a trafilatura + tf-idf + k-means baseline against the section labels.
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py [--only NAME ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+import trafilatura
+from sklearn.cluster import KMeans
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics import normalized_mutual_info_score
+
+sys.path[:0] = [
+    str(Path(__file__).resolve().parents[1]),
+    str(Path(__file__).resolve().parents[1] / "tests"),
+]
+from support.real_apps import (  # noqa: E402
+    AppMissing,
+    GalleryCrawl,
+    corpus,
+    crawl_app,
+    launchers,
+)
+
+
+def baseline_nmi(crawl: GalleryCrawl, labels: list[str], k: int) -> float:
+    """NMI of trafilatura's main text + tf-idf + k-means (k given) on the records reached."""
+    texts = [trafilatura.extract(item["html"]) or "" for item in crawl.records]
+    rows = TfidfVectorizer(sublinear_tf=True, stop_words="english").fit_transform(texts)
+    predicted = KMeans(k, n_init=10, random_state=0).fit_predict(rows)
+    return float(normalized_mutual_info_score(labels, predicted))
+
+
+def websim_nmi(crawl: GalleryCrawl, labels: dict[str, str], k: int, folder: Path) -> float:
+    """NMI of ``websim cluster --n-clusters k`` on the records reached."""
+    feed, output = folder / "records.jsonl", folder / "clusters.json"
+    feed.write_text("".join(json.dumps(item) + "\n" for item in crawl.records), encoding="utf-8")
+    subprocess.run(
+        [sys.executable, "-m", "websim_crawler", "cluster", str(feed), "-o", str(output),
+         "--n-clusters", str(k), "--kind", "record", "--no-progress"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    report = json.loads(output.read_text(encoding="utf-8"))
+    assigned = {
+        url: number
+        for number, cluster in enumerate(report["clusters"])
+        for url in cluster["members"]
+    }
+    urls = [url for url in labels if url in assigned]
+    return float(
+        normalized_mutual_info_score([labels[url] for url in urls], [assigned[u] for u in urls])
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--only", nargs="*", help="application names (default: all)")
+    args = parser.parse_args(argv)
+    records = corpus()
+    print(
+        f"{'application':<15} {'form':>5} {'listed':>6} {'reached':>7} {'coverage':>8} "
+        f"{'chrome':>6} {'pages':>5} {'pages/s':>7} {'NMI websim':>10} {'NMI baseline':>12}"
+    )
+    for name, launcher in launchers().items():
+        if args.only and name not in args.only:
+            continue
+        with tempfile.TemporaryDirectory() as workdir:
+            folder = Path(workdir)
+            try:
+                with launcher(records, folder / "app") as app:
+                    crawl = crawl_app(app, folder)
+                    labels = {item["url"]: app.label_of(item["url"]) for item in crawl.records}
+            except AppMissing as missing:
+                print(f"{name:<15} skipped: {missing}")
+                continue
+            nmi = baseline = float("nan")
+            k = len(set(labels.values()))
+            if k > 1 and len(crawl.records) > k:
+                nmi = websim_nmi(crawl, labels, k, folder)
+                baseline = baseline_nmi(crawl, list(labels.values()), k)
+            print(
+                f"{name:<15} {'yes' if crawl.form_found else 'no':>5} {len(crawl.listed):>6} "
+                f"{len(crawl.reached):>7} {crawl.coverage:>8.2f} {len(crawl.chrome_records):>6} "
+                f"{crawl.pages:>5} {crawl.pages / crawl.seconds:>7.1f} {nmi:>10.3f} "
+                f"{baseline:>12.3f}",
+                flush=True,
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
