@@ -6,16 +6,41 @@ filter installed by :func:`report_errors_plainly` logs it as one line instead of
 
 from __future__ import annotations
 
+import inspect
 import logging
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from scrapy import exceptions as scrapy_exceptions
 
-from websim_crawler.errors import ConfigError, WebsimError
+from websim_crawler.errors import ConfigError, WebsimError, nearest_hint
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def check_arguments_known(spider_class: type, spider_name: str, given: Iterable[str]) -> None:
+    """Raise ``ConfigError`` for an ``-a`` argument no ``__init__`` of the spider declares.
+
+    Scrapy sets any ``-a name=value`` as a spider attribute, so ``-a folow=1`` would be ignored
+    without a word; the message names the nearest declared argument. Names starting with ``_``
+    (``_job``, which scrapyd passes) are left alone.
+    """
+    known = sorted(
+        name
+        for klass in spider_class.__mro__
+        if "__init__" in vars(klass) and klass.__module__.startswith("websim_crawler.")
+        for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
+        if name != "self"
+        and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    )
+    for name in given:
+        if not name.startswith("_") and name not in known:
+            raise ConfigError(
+                f"{spider_name}: unknown argument -a {name}{nearest_hint(name, known)}; "
+                f"the arguments: {', '.join(known)}"
+            )
 
 
 def parse_flag(spider_name: str, name: str, value: object) -> bool:
@@ -114,13 +139,18 @@ _DOWNLOAD_ERRORS = (
 
 
 class _PlainErrors(logging.Filter):
-    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line."""
+    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line.
+
+    A ``WebsimError`` is shown under the project's logger name (``[websim_crawler]``), not under
+    the event loop's that happened to log it (``[asyncio]``).
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, WebsimError):
             record.msg = "%s: %s"
             record.args = (type(error).__name__, error)
+            record.name = "websim_crawler"  # the project's error, not asyncio's or Twisted's
         elif not isinstance(error, _DOWNLOAD_ERRORS):
             return True
         record.exc_info = None

@@ -21,7 +21,11 @@ from websim_crawler.decoding import CONFIDENCE_META
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
-from websim_crawler.spiders._args import parse_flag, report_errors_plainly
+from websim_crawler.spiders._args import (
+    check_arguments_known,
+    parse_flag,
+    report_errors_plainly,
+)
 from websim_crawler.spiders._render import (
     close_kept_page,
     enable_rendering,
@@ -46,6 +50,7 @@ class WebsimSpider(scrapy.Spider):
     analysed_downstream = False
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
+        check_arguments_known(type(self), self.name, kwargs)
         super().__init__(*args, **kwargs)
         self.render = parse_flag(self.name, "render", render)
 

@@ -9,6 +9,7 @@ import logging
 import os
 from pathlib import Path
 
+from websim_crawler.core.io.output_folder import make_own_folder
 from websim_crawler.core.io.temporary_files import remove_leftovers, temporary_beside
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ def atomic_write_pair(
     targets = [Path(first[0]), Path(second[0])]
     journal = journal_of(targets[0])
     for target in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_own_folder(target)
     roll_forward(journal)
     temporaries: list[Path] = []
     try:
