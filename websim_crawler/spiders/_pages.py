@@ -20,7 +20,7 @@ from websim_crawler.crawl_params import CrawlParams
 from websim_crawler.decoding import CONFIDENCE_META
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
-from websim_crawler.reliability import failure_reason
+from websim_crawler.reliability import failure_message, failure_reason
 from websim_crawler.spiders._args import (
     check_arguments_known,
     parse_flag,
@@ -181,7 +181,7 @@ class WebsimSpider(scrapy.Spider):
             request.meta.get(REFUSED_META) if request is not None else None
         )
         self.count(refused or f"websim/pages/failed/{failure_reason(failure)}")
-        logger.warning("%s: could not fetch %s: %s", self.name, url, failure.getErrorMessage())
+        logger.warning("%s: could not fetch %s: %s", self.name, url, failure_message(failure))
 
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""

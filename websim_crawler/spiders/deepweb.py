@@ -26,6 +26,7 @@ from websim_crawler.core.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
+from websim_crawler.reliability import failure_message
 from websim_crawler.spiders._args import (
     parse_count,
     parse_flag,
@@ -304,7 +305,7 @@ class DeepWebSpider(WebsimSpider):
         """Errback of the start page: nothing can be searched without it."""
         self.count_failure(failure)
         logger.error(
-            "deepweb: cannot fetch start_url %s: %s", self.start_url, failure.getErrorMessage()
+            "deepweb: cannot fetch start_url %s: %s", self.start_url, failure_message(failure)
         )
         # Raising CloseSpider in an errback makes Scrapy log the download error's traceback.
         deferred_from_coro(self.crawler.engine.close_spider_async(reason="start_page_failed"))

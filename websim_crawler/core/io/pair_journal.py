@@ -55,15 +55,19 @@ def atomic_write_pair(
         for temporary in temporaries:
             temporary.unlink(missing_ok=True)
         raise
-    roll_forward(journal)
+    roll_forward(journal, interrupted=False)
 
 
 def journal_of(target: Path) -> Path:
     return target.with_name(f".{target.name}.pair.json")
 
 
-def roll_forward(journal: Path) -> None:
-    """Finish the renames a pair write journaled (a no-op without a journal)."""
+def roll_forward(journal: Path, *, interrupted: bool = True) -> None:
+    """Finish the renames a pair write journaled (a no-op without a journal).
+
+    ``interrupted`` is False when the pair write that made the journal finishes its own renames:
+    only the roll-forward of a journal a killed writer left behind is logged.
+    """
     try:
         renames = json.loads(journal.read_text(encoding="utf-8"))["renames"]
     except FileNotFoundError:
@@ -77,6 +81,6 @@ def roll_forward(journal: Path) -> None:
         if Path(temporary).exists():
             os.replace(temporary, target)
             finished += 1
-    if finished:
+    if finished and interrupted:
         logger.info("%s: finished %d rename(s) of an interrupted pair write", journal, finished)
     journal.unlink(missing_ok=True)

@@ -26,6 +26,7 @@ from websim_crawler.core.page.records import (
     NOISE,
     Chunk,
     PageAnalysis,
+    feature_keywords,
 )
 from websim_crawler.core.page.segment import (
     BLOCK_TAGS,
@@ -60,6 +61,7 @@ __all__ = [
     "box_position_ratio",
     "chunk_fingerprint",
     "chunk_weight",
+    "feature_keywords",
     "hyperlink_percentage",
     "interval_position_ratio",
     "keyword_frequency_score",
