@@ -113,7 +113,7 @@ def load_big9(cache: Path) -> Iterator[LabelledSet]:
         for row in csv.DictReader(handle):
             html = (folder / row["html_file"].removeprefix("Extraction/")).read_bytes()
             try:
-                keywords: dict[str, float] = dict(analyse_page(html).keywords)
+                keywords: dict[str, float] = dict(analyse_page(html).keyword_stems)
             except WebsimError:
                 keywords = {}
             main_content.append(keywords)
@@ -175,7 +175,7 @@ def load_python_docs(min_pages: int = 3) -> LabelledSet | None:
     keywords: list[dict[str, float]] = []
     for path in pages:
         try:
-            keywords.append(dict(analyse_page(path.read_bytes()).keywords))
+            keywords.append(dict(analyse_page(path.read_bytes()).keyword_stems))
         except WebsimError:
             keywords.append({})
     return LabelledSet("python docs chapters", keywords, list(pages.values()))

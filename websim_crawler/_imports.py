@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib
+import logging
 from types import ModuleType
+from typing import Any
 
 from websim_crawler.errors import MissingExtraError
 
@@ -36,3 +38,22 @@ def available(module_name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def local_dask_cluster(**options: Any) -> Any:
+    """Start a ``distributed.LocalCluster`` for one run, its chatter kept out of the output.
+
+    Dask's scheduler and workers log a dozen INFO lines each (addresses, start, stop), which
+    reach this process's handlers whatever their level (dask sets its loggers to INFO): they are
+    set to WARNING here, and in the worker processes, unless this process logs at DEBUG. Its HTTP
+    server takes a free port without the dashboard (not 8787, which parallel runs would share).
+    """
+    distributed = require("distributed")
+    level = logging.DEBUG if logging.getLogger().isEnabledFor(logging.DEBUG) else logging.WARNING
+    logging.getLogger("distributed").setLevel(level)
+    return distributed.LocalCluster(
+        dashboard_address=":0",
+        scheduler_kwargs={"dashboard": False},
+        silence_logs=level,
+        **options,
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
+
 
 class WebsimError(Exception):
     """Base class of every error raised by websim-crawler on purpose."""
@@ -33,3 +36,9 @@ class MissingExtraError(WebsimError, ImportError):
 
 class BrowserMissingError(WebsimError):
     """Rendering was asked for but the browser cannot be started; the message names the fix."""
+
+
+def nearest_hint(name: str, known: Iterable[str]) -> str:
+    """Return `` (did you mean NEAREST?)`` for a mistyped ``name``, or ``""`` when none is near."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]}?)" if close else ""

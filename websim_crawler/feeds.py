@@ -15,6 +15,11 @@ every page whose request was acknowledged is in the feed at its final path.
 While a crawl writes a feed, ``FEED.incomplete`` lies beside it; a clean close removes it, so its
 presence tells that the crawl writing the feed was killed (``websim`` readers say so).
 
+A feed path is checked when the crawl starts, before any request: a folder, a missing root
+folder or a place that cannot be written stops the crawl with one line (exit code 1). A write
+that fails later (a full disk) logs one line, stops the crawl (finish reason
+``feed_write_failed``, exit code 1) and drops the items after it, instead of a traceback per item.
+
 JSON Lines feeds in UTF-8 are encoded by orjson (``OrjsonLinesItemExporter``, registered in
 ``FEED_EXPORTERS``): Scrapy's exporter spent about as much of the crawl's own process on
 encoding a page item's HTML as on downloading it.
@@ -24,6 +29,7 @@ from __future__ import annotations
 
 import codecs
 import logging
+import os
 from typing import IO, Any
 
 import orjson
@@ -31,45 +37,92 @@ from scrapy import Spider
 from scrapy.crawler import Crawler
 from scrapy.exporters import JsonLinesItemExporter
 from scrapy.extensions.feedexport import FileFeedStorage
+from scrapy.utils.defer import deferred_from_coro
 
 from websim_crawler.config import websim_config
-from websim_crawler.core.io import incomplete_marker, open_feed
+from websim_crawler.core.io import check_output_path, incomplete_marker, open_feed
+from websim_crawler.errors import OutputPathError
 
 logger = logging.getLogger(__name__)
 
 _LINE_FORMATS = ("jsonlines", "jsonl", "jl")
+FEED_WRITE_FAILED = "feed_write_failed"  # the finish reason of a crawl whose feed failed
 
 
 class DurableFileFeedStorage(FileFeedStorage):
     """File feed storage that writes each item through (and fsyncs on ``WEBSIM_FEED_FSYNC``)."""
 
     def __init__(
-        self, uri: str, *, feed_options: dict[str, Any] | None = None, fsync: bool = False
+        self,
+        uri: str,
+        *,
+        feed_options: dict[str, Any] | None = None,
+        fsync: bool = False,
+        crawler: Crawler | None = None,
     ) -> None:
         super().__init__(uri, feed_options=feed_options)
         self.lines = str((feed_options or {}).get("format", "")).lower() in _LINE_FORMATS
         self.fsync = fsync
+        self.crawler = crawler
 
     @classmethod
     def from_crawler(
         cls, crawler: Crawler, uri: str, *, feed_options: dict[str, Any] | None = None
     ) -> DurableFileFeedStorage:
-        """Build the storage with the crawl's ``WEBSIM_FEED_FSYNC``."""
+        """Build the storage with the crawl's ``WEBSIM_FEED_FSYNC``; check its path now.
+
+        Scrapy builds the storage once when the crawl starts (the path still holds its
+        ``%(name)s``-style parameters: such a path is checked when it is opened) and once per
+        feed file.
+        """
         fsync = websim_config(crawler).reliability.feed_fsync
-        return cls(uri, feed_options=feed_options, fsync=fsync)
+        storage = cls(uri, feed_options=feed_options, fsync=fsync, crawler=crawler)
+        if "%(" not in storage.path:
+            check_feed_path(storage.path, append=storage.write_mode == "ab")
+        return storage
 
     def open(self, spider: Spider) -> IO[bytes]:
         """Open the feed unbuffered; mark it incomplete until the crawl closes cleanly."""
         feed = open_feed(
-            self.path, overwrite=self.write_mode == "wb", fsync=self.fsync, lines=self.lines
+            self.path,
+            overwrite=self.write_mode == "wb",
+            fsync=self.fsync,
+            lines=self.lines,
+            on_write_error=self._write_failed,
         )
         incomplete_marker(self.path).touch()
         return feed
 
+    def _write_failed(self, error: OSError) -> None:
+        """Log the failed write once and stop the crawl: the items after it cannot be kept."""
+        logger.error(
+            "cannot write the feed %s: %s; stopping the crawl (the items from here on are "
+            "not in the feed)",
+            self.path,
+            error.strerror or error,
+        )
+        if self.crawler is None or self.crawler.engine is None:
+            return
+        if self.crawler.stats is not None:
+            self.crawler.stats.set_value("websim/feed/write_failed", 1)
+        deferred_from_coro(self.crawler.engine.close_spider_async(reason=FEED_WRITE_FAILED))
+
     def store(self, file: IO[bytes]) -> None:
-        """Close the feed; it is complete."""
+        """Close the feed; it is complete unless a write failed (then its marker stays)."""
         file.close()
-        incomplete_marker(self.path).unlink(missing_ok=True)
+        if not getattr(file, "failed", False):
+            incomplete_marker(self.path).unlink(missing_ok=True)
+
+
+def check_feed_path(path: str, *, append: bool) -> None:
+    """Raise ``OutputPathError`` unless the crawl can write its feed at ``path``.
+
+    As the other outputs (``check_output_path``): not a folder, the file's own folder creatable
+    (never a missing root) and writable; a feed appended to (``-o``) must itself be writable.
+    """
+    check_output_path(path)
+    if append and os.path.exists(path) and not os.access(path, os.W_OK):
+        raise OutputPathError(f"cannot append to {path}: the file is read-only")
 
 
 # Datetimes and dataclass items are left to Scrapy's encoder (``default``), so that they read as

@@ -23,4 +23,5 @@ class PageItem(scrapy.Item):
     language = scrapy.Field()
     main_text = scrapy.Field()
     keywords = scrapy.Field()
+    keyword_stems = scrapy.Field()
     chunks = scrapy.Field()

@@ -86,13 +86,18 @@ _DOWNLOAD_ERRORS = (
 
 
 class _PlainErrors(logging.Filter):
-    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line."""
+    """Turn a logged traceback of a ``WebsimError`` or a download failure into one line.
+
+    A ``WebsimError`` is shown under the project's logger name (``[websim_crawler]``), not under
+    the event loop's that happened to log it (``[asyncio]``).
+    """
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if isinstance(error, WebsimError):
             record.msg = "%s: %s"
             record.args = (type(error).__name__, error)
+            record.name = "websim_crawler"  # the project's error, not asyncio's or Twisted's
         elif not isinstance(error, _DOWNLOAD_ERRORS):
             return True
         record.exc_info = None

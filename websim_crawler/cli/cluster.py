@@ -11,7 +11,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from websim_crawler._imports import require
+from websim_crawler._imports import local_dask_cluster
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -32,7 +32,7 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_report, check_output_path
-from websim_crawler.core.page import analyse_page, new_template_memory
+from websim_crawler.core.page import analyse_page, feature_keywords, new_template_memory
 from websim_crawler.errors import PageError
 
 
@@ -66,11 +66,8 @@ def _dask_cluster(params: ClusteringParams) -> Iterator[ClusteringParams]:
     if params.engine != "dask" or params.scheduler:
         yield params
         return
-    distributed = require("distributed")
     workers = max(1, min(4, os.cpu_count() or 1))
-    with distributed.LocalCluster(
-        n_workers=workers, threads_per_worker=1, dashboard_address=":0"
-    ) as cluster:
+    with local_dask_cluster(n_workers=workers, threads_per_worker=1) as cluster:
         yield dataclasses.replace(params, scheduler=cluster.scheduler_address)
 
 
@@ -85,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
     collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
     site_memory = new_template_memory(config.analysis)
     for record in progress(feeds, args, desc="reading", unit="page"):
-        url, kind, keywords = record.get("url"), record.get("kind"), record.get("keywords")
+        url, kind, keywords = record.get("url"), record.get("kind"), feature_keywords(record)
         main_text, language = record.get("main_text"), record.get("language")
+        page_title = record.get("title")
         html = record.get(config.items.html_field)
         if not keywords and isinstance(html, (str, bytes)) and html and collector.selects(kind):
             try:
@@ -98,14 +96,15 @@ def run(args: argparse.Namespace) -> int:
                     chunk_detail="none",
                 )
                 keywords, main_text, language = (
-                    analysis.keywords,
+                    analysis.keyword_stems,
                     analysis.main_text,
                     analysis.language,
                 )
+                page_title = page_title or analysis.title
             except PageError as exc:
                 collector.reject(f"analysis_{exc.reason}")
                 continue
-        collector.add(url, kind, keywords, main_text, language)
+        collector.add(url, kind, keywords, main_text, language, page_title)
     feeds.check_read()
     for reason, count in feeds.report.skipped.items():
         key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds

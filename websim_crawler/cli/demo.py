@@ -20,9 +20,9 @@ from websim_crawler.cli._settings import (
     command_config,
     command_settings,
 )
-from websim_crawler.core.io import iter_jsonl
+from websim_crawler.core.io import check_output_path, iter_jsonl
 from websim_crawler.demo.site import DemoSite
-from websim_crawler.errors import ConfigError, WebsimError
+from websim_crawler.errors import ConfigError, OutputPathError, WebsimError
 
 DEMO_QUERIES = ("astronomy", "bread", "beekeeping", "cycling", "volcanoes")
 DEMO_OUTPUTS = ("WEBSIM_CLUSTERS_OUTPUT", "WEBSIM_CLUSTERS_HTML")  # set by the demo itself
@@ -87,13 +87,16 @@ def crawl_demo(
     start_url: str, output: Path, settings: dict[str, object], *, render: bool = False
 ) -> int:
     """Crawl ``start_url`` with deepweb into ``output`` and print a summary of the clusters."""
-    output = output.resolve()
-    output.mkdir(parents=True, exist_ok=True)
+    output = output.absolute()
+    if output.exists() and not output.is_dir():
+        raise OutputPathError(f"-o {output} is a file: give a folder for the demo's results")
     pages = output / "pages.jsonl"
     clusters = output / "clusters.json"
     report = output / "clusters.html"
     log = output / "crawl.log"
-    for stale in (pages, clusters, report):
+    for result in (pages, clusters, report, log):
+        check_output_path(result)  # the folder itself is made, not its parents
+    for stale in (pages, clusters, report, log):  # the log of this run only
         stale.unlink(missing_ok=True)
     command = [
         sys.executable,

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 from typing import Any
 
-from websim_crawler._imports import require
+from websim_crawler._imports import local_dask_cluster, require
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -82,12 +81,7 @@ def _run_dask(paths: list[str], params: NeardupParams) -> NeardupReport:
         with distributed.Client(params.scheduler):
             return dask_near_duplicates(paths, params)
     with (
-        distributed.LocalCluster(
-            n_workers=params.dask_workers,
-            threads_per_worker=1,
-            dashboard_address=None,
-            silence_logs=logging.WARNING,
-        ) as cluster,
+        local_dask_cluster(n_workers=params.dask_workers, threads_per_worker=1) as cluster,
         distributed.Client(cluster),
     ):
         return dask_near_duplicates(paths, params)

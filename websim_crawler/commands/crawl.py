@@ -17,6 +17,8 @@ from typing import Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from websim_crawler.config import websim_config
+from websim_crawler.errors import nearest_hint
+from websim_crawler.feeds import FEED_WRITE_FAILED
 from websim_crawler.logformatter import report_errors_plainly
 
 # Finish reasons the websim spiders close with when they cannot do their job.
@@ -24,6 +26,8 @@ FAILED_FINISH_REASONS = {
     "start_page_failed": "the start page could not be fetched",
     "start_page_not_html": "the start page is not an HTML page",
     "no_search_form": "the start page has no search form",
+    FEED_WRITE_FAILED: "a feed could not be written and the crawl was stopped (the error above "
+    "names the feed)",
 }
 # Stats an output stage sets when it could not write its report.
 FAILED_OUTPUTS = {
@@ -82,7 +86,17 @@ class Command(ScrapyCrawlCommand):
             return
         assert self.crawler_process is not None
         report_errors_plainly()  # a bad setting met by a pipeline of any spider: one line
-        crawler = self._create_crawler(args[0])
+        try:
+            crawler = self._create_crawler(args[0])
+        except KeyError:  # Scrapy's "Spider not found", as a traceback
+            names = self.crawler_process.spider_loader.list()
+            print(
+                f"scrapy crawl: no spider named {args[0]!r}{nearest_hint(args[0], names)}; "
+                f"the spiders: {', '.join(sorted(names)) or 'none'}",
+                file=sys.stderr,
+            )
+            self.exitcode = 1
+            return
         self.crawler_process.crawl(crawler, **opts.spargs)
         self.crawler_process.start()
         if self.crawler_process.bootstrap_failed:

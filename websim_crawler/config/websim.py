@@ -9,7 +9,6 @@ one config through ``websim_config(crawler)``.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import logging
 import typing
 from collections.abc import Iterable
@@ -31,7 +30,7 @@ from websim_crawler.core.params import (
     validate,
 )
 from websim_crawler.core.similarity.params import SimilarityParams
-from websim_crawler.errors import ConfigError
+from websim_crawler.errors import ConfigError, nearest_hint
 
 logger = logging.getLogger(__name__)
 
@@ -182,6 +181,4 @@ def check_setting_names(names: Iterable[str]) -> None:
     known = setting_names()
     for name in names:
         if isinstance(name, str) and name.startswith("WEBSIM_") and name not in known:
-            close = difflib.get_close_matches(name, known, n=1)
-            hint = f" (did you mean {close[0]}?)" if close else ""
-            raise ConfigError(f"unknown setting {name}{hint}")
+            raise ConfigError(f"unknown setting {name}{nearest_hint(name, known)}")

@@ -106,6 +106,7 @@ def _write_cache(cache: Path, arrays: dict[str, np.ndarray]) -> None:
     A folder left incomplete by a kill lacks files and is rebuilt by the next reader.
     """
     try:
+        cache.mkdir(parents=True, exist_ok=True)  # the program's own folders, not a user's path
         for name, values in arrays.items():
             buffer = io.BytesIO()
             np.save(buffer, values, allow_pickle=False)

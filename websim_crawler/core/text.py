@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
 
 import Stemmer
@@ -322,6 +322,31 @@ def keyword_forms(
     for token, count in Counter(tokens).items():
         forms.setdefault(stem(token), Counter())[token] += count
     return forms
+
+
+def keyword_words(
+    stem_counts: Mapping[str, int],
+    text: str,
+    language: str = DEFAULT_LANGUAGE,
+    stemmer_name: str = DEFAULT_STEMMER,
+) -> dict[str, int]:
+    """Name each keyword stem by its most frequent surface form in ``text``, with its count.
+
+    ``{"librari": 3}`` -> ``{"libraries": 3}`` when "libraries" is the commoner form there (ties:
+    the shortest form, then the alphabetically first); a stem ``text`` lacks stays as it is.
+    """
+    forms = keyword_forms(text, language, stemmer_name)
+    words: Counter[str] = Counter()
+    for stem, count in stem_counts.items():
+        found = forms.get(stem)
+        words[min(found.items(), key=_commonest_first)[0] if found else stem] += count
+    return dict(words.most_common())
+
+
+def _commonest_first(form: tuple[str, int]) -> tuple[int, int, str]:
+    """Sort key of ``(word, count)``: the commonest, then the shortest, then alphabetical."""
+    word, count = form
+    return (-count, len(word), word)
 
 
 def keyword_counts(texts: Iterable[str], language: str = DEFAULT_LANGUAGE) -> Counter[str]:

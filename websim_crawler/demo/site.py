@@ -138,7 +138,8 @@ insurance deals, compare quotes in two minutes</a></div>
     <button type="submit">Subscribe</button>
   </form>
   <p>&copy; 1998-2025 {SITE_NAME}. <a href="/about">About us</a> | <a href="/privacy">Privacy
-  policy</a> | <a href="/terms">Terms of use</a> | <a href="/contact">Contact</a></p>
+  policy</a> | <a href="/terms">Terms of use</a> |
+  <a href="mailto:editors@example.org">Contact</a></p>
   <p>All notes are written by volunteers. Follow us on
   <a href="http://social.example.com/fieldnotes">social media</a>.</p>
 </footer>

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from http import HTTPStatus
 
 from scrapy.crawler import Crawler
 from scrapy.exceptions import (
@@ -69,6 +70,22 @@ def failure_reason(failure: Failure) -> str:
         return "ignored"
     name = type(error).__name__ if error is not None else "unknown"
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower().removesuffix("_error")
+
+
+def failure_message(failure: Failure) -> str:
+    """Return what a person reads about a failed request: ``HTTP 404 Not Found``, or the error.
+
+    Scrapy's ``HttpError`` says only "Ignoring non-200 response", without the status.
+    """
+    error = failure.value
+    if isinstance(error, HttpError) and error.response is not None:
+        status = error.response.status
+        try:
+            phrase = HTTPStatus(status).phrase
+        except ValueError:
+            phrase = "(an unknown status)"
+        return f"HTTP {status} {phrase}"
+    return failure.getErrorMessage()
 
 
 def retry_after_seconds(value: str | None, now: datetime | None = None) -> float | None:

@@ -136,6 +136,7 @@ class PageAnalysisPipeline:
             "language": record["language"],
             "main_text": record["main_text"],
             "keywords": record["keywords"],
+            "keyword_stems": record["keyword_stems"],
         }
         if "chunks" in record:
             values["chunks"] = record["chunks"]

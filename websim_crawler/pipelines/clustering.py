@@ -25,6 +25,7 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_report, check_output_path
+from websim_crawler.core.page import feature_keywords
 from websim_crawler.core.text import DEFAULT_STEMMER
 from websim_crawler.errors import WebsimError
 from websim_crawler.frontier.jobdir_state import load_state, save_state
@@ -69,9 +70,10 @@ class ClusteringPipeline:
         kept = self.collector.add(
             adapter.get("url"),
             adapter.get("kind"),
-            adapter.get("keywords"),
+            feature_keywords(adapter),
             adapter.get("main_text"),
             adapter.get("language"),
+            adapter.get("title"),
         )
         assert self.crawler.stats is not None
         self.crawler.stats.inc_value(

@@ -22,9 +22,9 @@ from websim_crawler.core.urls import hostname_of
 from websim_crawler.items import PageItem
 from websim_crawler.logformatter import report_errors_plainly
 from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
-from websim_crawler.middlewares.retry_after import failure_reason
+from websim_crawler.middlewares.retry_after import failure_message, failure_reason
 from websim_crawler.spiders._adaptive import KEEP_PAGE_META, PAGE_KIND_META
-from websim_crawler.spiders.args import parse_flag
+from websim_crawler.spiders.args import check_arguments_known, parse_flag
 from websim_crawler.spiders.render import (
     close_kept_page,
     enable_rendering,
@@ -51,6 +51,7 @@ class WebsimSpider(scrapy.Spider):
     analysed_downstream = False
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
+        check_arguments_known(type(self), self.name, kwargs)
         super().__init__(*args, **kwargs)
         # render=auto: the browser is there, and AdaptiveRendering picks the pages it renders.
         self.render_auto = str(render).strip().lower() == "auto"
@@ -209,7 +210,7 @@ class WebsimSpider(scrapy.Spider):
             request.meta.get(REFUSED_META) if request is not None else None
         )
         self.count(refused or f"websim/pages/failed/{failure_reason(failure)}")
-        logger.warning("%s: could not fetch %s: %s", self.name, url, failure.getErrorMessage())
+        logger.warning("%s: could not fetch %s: %s", self.name, url, failure_message(failure))
 
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""

@@ -6,13 +6,38 @@ filter installed by ``logformatter.report_errors_plainly`` logs it as one line, 
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import Iterable
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from websim_crawler.errors import ConfigError
+from websim_crawler.errors import ConfigError, nearest_hint
 
 _TRUE = frozenset({"1", "true", "yes", "on"})
 _FALSE = frozenset({"0", "false", "no", "off", ""})
+
+
+def check_arguments_known(spider_class: type, spider_name: str, given: Iterable[str]) -> None:
+    """Raise ``ConfigError`` for an ``-a`` argument no ``__init__`` of the spider declares.
+
+    Scrapy sets any ``-a name=value`` as a spider attribute, so ``-a folow=1`` would be ignored
+    without a word; the message names the nearest declared argument. Names starting with ``_``
+    (``_job``, which scrapyd passes) are left alone.
+    """
+    known = sorted(
+        name
+        for klass in spider_class.__mro__
+        if "__init__" in vars(klass) and klass.__module__.startswith("websim_crawler.")
+        for name, parameter in inspect.signature(vars(klass)["__init__"]).parameters.items()
+        if name != "self"
+        and parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+    )
+    for name in given:
+        if not name.startswith("_") and name not in known:
+            raise ConfigError(
+                f"{spider_name}: unknown argument -a {name}{nearest_hint(name, known)}; "
+                f"the arguments: {', '.join(known)}"
+            )
 
 
 def parse_flag(spider_name: str, name: str, value: object, accepted: str = "1 or 0") -> bool:

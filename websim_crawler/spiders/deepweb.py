@@ -27,6 +27,7 @@ from websim_crawler.core.crawling.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
+from websim_crawler.middlewares.retry_after import failure_message
 from websim_crawler.spiders._base import WebsimSpider
 from websim_crawler.spiders.args import (
     parse_count,
@@ -325,7 +326,7 @@ class DeepWebSpider(WebsimSpider):
         """Errback of the start page: nothing can be searched without it."""
         self.count_failure(failure)
         logger.error(
-            "deepweb: cannot fetch start_url %s: %s", self.start_url, failure.getErrorMessage()
+            "deepweb: cannot fetch start_url %s: %s", self.start_url, failure_message(failure)
         )
         # Raising CloseSpider in an errback makes Scrapy log the download error's traceback.
         deferred_from_coro(self.crawler.engine.close_spider_async(reason="start_page_failed"))

@@ -77,7 +77,8 @@ def test_dict_item_gets_analysis_fields_and_stats() -> None:
 def test_scrapy_item_and_dataclass_item() -> None:
     pipeline = make_pipeline(WEBSIM_CHUNK_DETAIL="none")
     item = analysed(pipeline, PageItem(url="http://v.example/a", html=PAGE))
-    assert item["keywords"]["erupt"] == 2 and "chunks" not in item
+    assert item["keyword_stems"]["erupt"] == 2 and "chunks" not in item
+    assert item["keywords"]["eruptions"] == 2  # the stem's word, for a person to read
     page = analysed(pipeline, DataclassPage(url="http://v.example/b", html=PAGE))
     assert page.title == "Volcano eruptions" and page.keywords["volcano"] == 2
 

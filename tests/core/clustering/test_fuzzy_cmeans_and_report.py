@@ -330,7 +330,9 @@ def test_one_page_gives_one_cluster() -> None:
     report = build_report(cluster_documents(collector.documents, ClusteringParams()))
     assert report["params"]["n_clusters"] == 1
     assert report["clusters"][0]["members"] == ["http://a/1"]
-    assert report["documents"] == [{"url": "http://a/1", "cluster": 0, "memberships": [1.0]}]
+    assert report["documents"] == [
+        {"url": "http://a/1", "title": None, "cluster": 0, "memberships": [1.0]}
+    ]
     assert report["validity"]["xie_beni"] is None  # undefined for one cluster
     json.dumps(report, allow_nan=False)
 

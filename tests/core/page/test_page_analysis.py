@@ -121,9 +121,12 @@ def test_article_page_keeps_main_chunk_and_removes_noise() -> None:
         "Pages about clustering share keywords.",
         "The fuzzy c-means algorithm minimises a weighted objective over pages.",
     ]
-    assert analysis.keywords["cluster"] == 3
-    assert analysis.keywords["fuzzi"] == 2
-    assert "home" not in analysis.keywords
+    assert analysis.keyword_stems["cluster"] == 3
+    assert analysis.keyword_stems["fuzzi"] == 2
+    assert "home" not in analysis.keyword_stems
+    # What a person reads: each stem under its commonest form on the page, with the same count.
+    assert analysis.keywords["fuzzy"] == 2 and "fuzzi" not in analysis.keywords
+    assert sorted(analysis.keywords.values()) == sorted(analysis.keyword_stems.values())
     assert analysis.links == (
         "http://example.com/",
         "http://example.com/about",
@@ -227,7 +230,8 @@ def test_german_page_uses_german_stems() -> None:
     </div></body></html>"""
     analysis = analyse_page(page)
     assert analysis.language == "de"
-    assert "wohnung" in analysis.keywords and "die" not in analysis.keywords
+    assert "wohnung" in analysis.keyword_stems and "die" not in analysis.keyword_stems
+    assert "wohnungen" in analysis.keywords and "städten" in analysis.keywords  # the words
 
 
 def test_to_dict_is_json_serialisable() -> None:
@@ -285,7 +289,7 @@ def test_twenty_megabyte_page_is_analysed() -> None:
     page = ("<html><body>" + paragraph * (20_000_000 // len(paragraph)) + "</body></html>").encode()
     assert len(page) >= 19_900_000
     analysis = analyse_page(page)
-    assert analysis.keywords["river"] >= 1
+    assert analysis.keyword_stems["river"] >= 1 and analysis.keywords["rivers"] >= 1
     with pytest.raises(PageError, match="WEBSIM_MAX_ELEMENTS"):
         analyse_page(page, params=AnalysisParams(max_elements=10_000))
 
@@ -384,7 +388,7 @@ def test_chunk_stemming_switch_keeps_main_keywords_stemmed() -> None:
     plain = analyse_page(ARTICLE_PAGE)
     stemmed = analyse_page(ARTICLE_PAGE, params=AnalysisParams(stem_chunk_keywords=True))
     assert plain.keywords == stemmed.keywords
-    assert plain.keywords["cluster"] == 3
+    assert plain.keyword_stems["cluster"] == 3
     heading = next(c for c in stemmed.chunks if c.text == "Fuzzy clustering of web pages")
     assert heading.title_keywords == {"fuzzi": 1, "cluster": 1}
     first = next(c for c in stemmed.chunks if c.text.startswith("Fuzzy clustering assigns"))

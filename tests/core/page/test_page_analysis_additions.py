@@ -249,7 +249,7 @@ def test_german_page_with_german_furniture_names() -> None:
     analysis = analyse_page(html)
     assert analysis.language == "de"
     assert "Tolle Sache" not in analysis.main_text
-    assert analysis.keywords["dach"] == 2  # Snowball: "Dach", "Dach(es)" -> "dach"
+    assert analysis.keyword_stems["dach"] == 2  # Snowball: "Dach", "Dach(es)" -> "dach"
 
 
 def test_fast_keyword_path_matches_tokenize_stopwords_and_stems() -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from websim_crawler._imports import require
+from websim_crawler._imports import local_dask_cluster, require
 from websim_crawler.core.clustering.fcm import (
     FuzzyCMeans,
     Matrix,
@@ -230,7 +230,7 @@ def _client(scheduler: str | None) -> Iterator[Any]:
         yield current
         return
     with (
-        distributed.LocalCluster(processes=False, dashboard_address=":0") as cluster,
+        local_dask_cluster(processes=False) as cluster,
         distributed.Client(cluster, set_as_default=False) as client,
     ):
         yield client

@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 # Item kinds each ``kind`` selection takes: plain site pages count as records, and so do pages
 # without a kind (a user's own spider, ``websim extract``), which are ordinary pages.
 _KINDS_SELECTED = {"record": ("record", "page", None), "results": ("results",), "all": None}
+_TITLE_CHARS = 200  # longer titles are cut in the report
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class Document:
     url: str
     keywords: Mapping[str, float]
     forms: Mapping[str, Mapping[str, int]] | None = None
+    title: str | None = None  # what the HTML report names the page by
 
 
 @dataclass
@@ -93,12 +95,19 @@ class DocumentCollector:
         self.report.skip(reason)
 
     def add(
-        self, url: Any, kind: Any, keywords: Any, main_text: Any = None, language: Any = None
+        self,
+        url: Any,
+        kind: Any,
+        keywords: Any,
+        main_text: Any = None,
+        language: Any = None,
+        title: Any = None,
     ) -> bool:
         """Offer one page; return whether it was kept (a skip is counted by reason).
 
         With the page's main text and language, its keywords' surface forms are kept too (the
-        report shows ``telescope`` rather than the stem ``telescop``).
+        report shows ``telescope`` rather than the stem ``telescop``); with its title, the HTML
+        report names the page by it.
         """
         self.report.pages += 1
         if not self.selects(kind):
@@ -124,14 +133,14 @@ class DocumentCollector:
                 ).items()
                 if stem in counts and set(form_counts) != {stem}
             }
-        self.documents.append(Document(url, counts, forms))
+        self.documents.append(Document(url, counts, forms, _clean_title(title)))
         return True
 
     def to_dict(self) -> dict[str, Any]:
         """Return the collected pages and counts as JSON-safe data (for JOBDIR persistence)."""
         return {
             "documents": [
-                [document.url, dict(document.keywords), document.forms]
+                [document.url, dict(document.keywords), document.forms, document.title]
                 for document in self.documents
             ],
             "pages": self.report.pages,
@@ -142,7 +151,12 @@ class DocumentCollector:
         """Take back the pages and counts saved with ``to_dict`` (replacing the current ones)."""
         try:
             documents = [
-                Document(str(entry[0]), _clean_keywords(entry[1]), _clean_forms(entry[2:]))
+                Document(
+                    str(entry[0]),
+                    _clean_keywords(entry[1]),
+                    _clean_forms(entry[2:]),
+                    _clean_title(entry[3] if len(entry) > 3 else None),
+                )
                 for entry in data["documents"]
             ]
             skipped = {str(reason): int(count) for reason, count in data["skipped"].items()}
@@ -165,6 +179,14 @@ def _clean_forms(rest: Any) -> dict[str, dict[str, int]] | None:
         for stem, counts in rest[0].items()
         if isinstance(counts, Mapping)
     }
+
+
+def _clean_title(title: Any) -> str | None:
+    """Return a page title for the report: one line of at most 200 characters, or ``None``."""
+    if not isinstance(title, str) or not title.strip():
+        return None
+    line = " ".join(title.split())
+    return line if len(line) <= _TITLE_CHARS else line[: _TITLE_CHARS - 1] + "…"
 
 
 def _clean_keywords(keywords: Any) -> dict[str, float]:

@@ -27,6 +27,8 @@ _PALETTE = (
     "#bcbd22",
     "#17becf",
 )
+_GOLDEN_ANGLE = 137.50776405  # degrees: 360 * (1 - 1/phi)
+_LIGHTNESSES = (40, 55, 70)
 
 
 def _json_number(value: Any) -> Any:
@@ -65,6 +67,7 @@ def build_report(result: ClusteringResult) -> dict[str, Any]:
     documents = [
         {
             "url": document.url,
+            "title": document.title,
             "cluster": int(labels[row]),
             "memberships": [round(float(u), MEMBERSHIP_DIGITS) for u in membership[row]],
         }
@@ -156,7 +159,15 @@ def _summary_html(report: dict[str, Any]) -> str:
 
 
 def _colour(cluster: int) -> str:
-    return _PALETTE[cluster % len(_PALETTE)]
+    """Return a cluster's colour: the ten of the palette, then hues a golden angle apart.
+
+    Hues 137.5 degrees apart never repeat and each new one falls in the widest gap left; three
+    lightnesses in turn keep neighbouring hues apart as well.
+    """
+    if cluster < len(_PALETTE):
+        return _PALETTE[cluster]
+    hue = (cluster * _GOLDEN_ANGLE) % 360
+    return f"hsl({hue:.1f},70%,{_LIGHTNESSES[cluster % len(_LIGHTNESSES)]}%)"
 
 
 def _map_svg(result: ClusteringResult, width: int = 640, height: int = 420) -> str:
@@ -173,7 +184,7 @@ def _map_svg(result: ClusteringResult, width: int = 640, height: int = 420) -> s
     strength = result.membership.max(axis=1)
     circles = []
     for row in rows:
-        url = html.escape(result.documents[row].url)
+        url = html.escape(result.documents[row].title or result.documents[row].url)
         circles.append(
             f'<circle cx="{scaled_x[row]:.1f}" cy="{scaled_y[row]:.1f}" r="4" '
             f'fill="{_colour(int(labels[row]))}" fill-opacity="{0.25 + 0.75 * strength[row]:.2f}">'
@@ -224,9 +235,14 @@ def _cluster_html(result: ClusteringResult, cluster: dict[str, Any]) -> str:
     index_of = {document.url: row for row, document in enumerate(result.documents)}
     items = []
     for url in cluster["members"][:HTML_MEMBERS_PER_CLUSTER]:
-        membership = result.membership[index_of[url], cluster_id]
+        row = index_of[url]
+        membership = result.membership[row, cluster_id]
         escaped = html.escape(url)
-        items.append(f'<li><a href="{escaped}">{escaped}</a> <small>{membership:.2f}</small></li>')
+        name = html.escape(result.documents[row].title or url)
+        address = f" <small>{escaped}</small>" if result.documents[row].title else ""
+        items.append(
+            f'<li><a href="{escaped}">{name}</a>{address} <small>{membership:.2f}</small></li>'
+        )
     more = len(cluster["members"]) - HTML_MEMBERS_PER_CLUSTER
     tail = f"<p>and {more} more (see the JSON report)</p>" if more > 0 else ""
     return (

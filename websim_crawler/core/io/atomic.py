@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from websim_crawler.core.io.output_folder import make_own_folder
 from websim_crawler.core.io.pair_journal import atomic_write_pair, journal_of, roll_forward
 from websim_crawler.core.io.temporary_files import remove_leftovers, temporary_beside
 from websim_crawler.errors import OutputPathError
@@ -21,16 +22,17 @@ from websim_crawler.errors import OutputPathError
 def check_output_path(path: str | os.PathLike[str]) -> None:
     """Raise ``OutputPathError`` unless a file can be written at ``path`` (before the work).
 
-    Creates the missing parent folders and a temporary file beside ``path``, as the atomic
-    write at the end will; a folder, a read-only place or ``/proc/x`` fail here with the fix.
+    Creates the file's own folder when missing (never the folders above it) and a temporary
+    file beside ``path``, as the write at the end will; a folder, a missing root, a read-only
+    place or ``/proc/x`` fail here with the fix.
     """
     target = Path(path)
-    if target.is_dir():
+    if target.is_dir() or str(path).endswith(os.sep):
         raise OutputPathError(
             f"{target} is a folder: give a file name, e.g. {target / 'output.json'}"
         )
+    make_own_folder(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         temporary_beside(target).unlink()
     except OSError as exc:
         raise OutputPathError(
@@ -63,7 +65,7 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
 @contextlib.contextmanager
 def _replacing(target: Path) -> Iterator[Path]:
     """Yield a temporary file beside ``target``, renamed over it when the block succeeds."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_own_folder(target)
     roll_forward(journal_of(target))
     remove_leftovers(target)
     temporary = temporary_beside(target)

@@ -9,6 +9,7 @@ import logging
 import os
 from pathlib import Path
 
+from websim_crawler.core.io.output_folder import make_own_folder
 from websim_crawler.core.io.temporary_files import remove_leftovers, temporary_beside
 
 logger = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ def atomic_write_pair(
     targets = [Path(first[0]), Path(second[0])]
     journal = journal_of(targets[0])
     for target in targets:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        make_own_folder(target)
     roll_forward(journal)
     temporaries: list[Path] = []
     try:
@@ -54,15 +55,19 @@ def atomic_write_pair(
         for temporary in temporaries:
             temporary.unlink(missing_ok=True)
         raise
-    roll_forward(journal)
+    roll_forward(journal, interrupted=False)
 
 
 def journal_of(target: Path) -> Path:
     return target.with_name(f".{target.name}.pair.json")
 
 
-def roll_forward(journal: Path) -> None:
-    """Finish the renames a pair write journaled (a no-op without a journal)."""
+def roll_forward(journal: Path, *, interrupted: bool = True) -> None:
+    """Finish the renames a pair write journaled (a no-op without a journal).
+
+    ``interrupted`` is False when the pair write that made the journal finishes its own renames:
+    only the roll-forward of a journal a killed writer left behind is logged.
+    """
     try:
         renames = json.loads(journal.read_text(encoding="utf-8"))["renames"]
     except FileNotFoundError:
@@ -76,6 +81,6 @@ def roll_forward(journal: Path) -> None:
         if Path(temporary).exists():
             os.replace(temporary, target)
             finished += 1
-    if finished:
+    if finished and interrupted:
         logger.info("%s: finished %d rename(s) of an interrupted pair write", journal, finished)
     journal.unlink(missing_ok=True)

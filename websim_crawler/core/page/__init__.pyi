@@ -25,6 +25,7 @@ from .records import (
     NOISE,
     Chunk,
     PageAnalysis,
+    feature_keywords,
 )
 from .segment import (
     BLOCK_TAGS,
@@ -59,6 +60,7 @@ __all__ = [
     "box_position_ratio",
     "chunk_fingerprint",
     "chunk_weight",
+    "feature_keywords",
     "hyperlink_percentage",
     "interval_position_ratio",
     "keyword_frequency_score",

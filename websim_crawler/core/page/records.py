@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -62,7 +62,7 @@ class PageAnalysis:
     chunks: tuple[Chunk, ...]
     main_chunk_ids: tuple[str, ...]
     main_text: str
-    keywords: dict[str, int]
+    keywords: dict[str, int]  # {word: count}: each stem named by its commonest form on the page
     links: tuple[str, ...]
     # How the page's bytes were decoded (``core.html.decode_page``); None for text given
     # already decoded, whose confidence is ``doubtful`` only when it holds many U+FFFD.
@@ -72,6 +72,9 @@ class PageAnalysis:
     # none), as ``analyse_page`` was asked, and the leaf chunks of the page by fate (all of them).
     chunk_detail: str = "full"
     fates: dict[str, int] = dataclasses.field(default_factory=dict)
+    # {stem: count} of the main content: the features of the keyword vectors (clustering,
+    # similarity); ``keywords`` holds the same counts under words a person reads.
+    keyword_stems: dict[str, int] = dataclasses.field(default_factory=dict)
 
     def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
@@ -95,6 +98,7 @@ class PageAnalysis:
             "main_chunk_ids": self.main_chunk_ids,
             "main_text": self.main_text,
             "keywords": dict(self.keywords),
+            "keyword_stems": dict(self.keyword_stems),
             "links": self.links,
             "encoding": self.encoding,
             "encoding_confidence": self.encoding_confidence,
@@ -240,3 +244,12 @@ def chunk_records(
         chunk.__dict__.update(fields)
         records.append(chunk)
     return tuple(records)
+
+
+def feature_keywords(record: Mapping[str, Any]) -> Any:
+    """Return a page record's keyword features: ``keyword_stems``, else ``keywords``.
+
+    Feeds written before ``keyword_stems`` existed hold the stems in ``keywords``.
+    """
+    stems = record.get("keyword_stems")
+    return stems if stems is not None else record.get("keywords")

@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.page import AnalysisParams, feature_keywords
 from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
 
@@ -40,7 +40,7 @@ class PageCollector:
             "url": record.get("url"),
             "html": record.get(self.html_field),
             "links": record.get("links"),
-            "keywords": record.get("keywords"),
+            "keywords": feature_keywords(record),
             "screenshot": record.get("screenshot"),
         }
         url = fields["url"]

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from websim_crawler.core.html import outgoing_links, stated_url
-from websim_crawler.core.page import AnalysisParams, analyse_page
+from websim_crawler.core.page import AnalysisParams, analyse_page, feature_keywords
 from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
@@ -133,7 +133,7 @@ def _analyse(
     except PageError as exc:
         problems.append(f"analysis: {exc}")
         return {}, []
-    return dict(analysis.keywords), list(analysis.links)
+    return dict(analysis.keyword_stems), list(analysis.links)
 
 
 def features_from_item(
@@ -152,7 +152,7 @@ def features_from_item(
             problems.append("screenshot: not valid base64")
     elif isinstance(screenshot, bytes):
         png = screenshot
-    keywords = item.get("keywords")
+    keywords = feature_keywords(item)
     links = item.get("links")
     features = page_features(
         item.get("html") or None,
