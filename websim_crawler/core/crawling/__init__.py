@@ -7,12 +7,28 @@ URL strings; the spiders call these and turn the answers into requests. Links ar
 
 from __future__ import annotations
 
+from websim_crawler.core.crawling.diagnosis import CrawlDiagnosis, Diagnosis
+from websim_crawler.core.crawling.memory import ResultListMemory
 from websim_crawler.core.crawling.pagination import NextPage, advance_page_parameter, next_page
-from websim_crawler.core.crawling.records import record_links, site_template_links, url_shape
+from websim_crawler.core.crawling.records import (
+    ResultRecords,
+    find_records,
+    record_links,
+    site_template_links,
+)
+from websim_crawler.core.crawling.regions import DataRegion, find_data_regions
+from websim_crawler.core.crawling.shapes import url_shape
 
 __all__ = [
+    "CrawlDiagnosis",
+    "DataRegion",
+    "Diagnosis",
     "NextPage",
+    "ResultListMemory",
+    "ResultRecords",
     "advance_page_parameter",
+    "find_data_regions",
+    "find_records",
     "next_page",
     "record_links",
     "site_template_links",
