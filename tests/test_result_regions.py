@@ -135,6 +135,11 @@ def test_chrome_is_what_every_result_page_has_outside_its_region() -> None:
     bare = page('<p><a href="/db?sql=select+1&amp;search=x">View and edit SQL</a></p>')
     assert find_records(bare, RESULTS_URL, memory=memory).links == ()
     assert find_records(bare, RESULTS_URL).links == (BASE + "/db?sql=select+1&search=x",)
+    # Chrome left out of a page's records is still seen on it: the memory keeps it as chrome.
+    for _ in range(3):
+        found = find_records(bare, RESULTS_URL, memory=memory)
+        memory.observe(found.other_shapes)
+    assert memory.chrome_shapes() == frozenset({"/*?search&sql"})
 
 
 def test_memory_bounds_are_counted() -> None:

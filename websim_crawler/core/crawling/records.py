@@ -90,9 +90,11 @@ def find_records(
             and looks_like_page(link)
             and urlsplit(link).path not in list_paths
             and not _PAGER_RELATIONS.intersection((anchor.get("rel") or "").lower().split())
-            and url_shape(link) not in chrome
         ):
             anchors[anchor] = link
+    # Chrome is left out of the records but still counted as seen on this page.
+    seen_shapes = {link: url_shape(link) for link in anchors.values()}
+    anchors = {anchor: link for anchor, link in anchors.items() if seen_shapes[link] not in chrome}
     known = memory.known_locations() if memory is not None else frozenset()
     regions, truncated = find_data_regions(
         root, anchors, known_locations=known, max_elements=max_elements
@@ -100,7 +102,7 @@ def find_records(
     if regions:
         region = regions[0]
         in_region = set(region.links)
-        others = frozenset(url_shape(link) for link in anchors.values() if link not in in_region)
+        others = frozenset(shape for link, shape in seen_shapes.items() if link not in in_region)
         return ResultRecords(region.links, region, others, truncated)
     candidates: dict[str, None] = {}
     folded_query = " ".join((query or "").lower().split())
@@ -111,8 +113,9 @@ def find_records(
         if folded_query and _carries(link, folded_query):
             continue
         candidates.setdefault(link, None)
-    shapes = frozenset(url_shape(link) for link in anchors.values())
-    return ResultRecords(tuple(_most_common_shapes(candidates)), None, shapes, truncated)
+    return ResultRecords(
+        tuple(_most_common_shapes(candidates)), None, frozenset(seen_shapes.values()), truncated
+    )
 
 
 def _carries(url: str, folded_query: str) -> bool:
