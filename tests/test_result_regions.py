@@ -18,6 +18,7 @@ from websim_crawler.core.crawling import (
     url_shape,
 )
 from websim_crawler.core.html import parse_html
+from websim_crawler.core.page import SiteTemplateMemory, analyse_page
 
 BASE = "http://db.example.org"
 RESULTS_URL = BASE + "/db/docs?_search=tea&_size=10"
@@ -210,3 +211,37 @@ def test_diagnosis_of_a_crawl_with_region_records_and_empty_queries() -> None:
     assert result.result_pages_without_records == 1
     assert result.warning() is None and result.failure() is None
     assert "4 result pages (1 without records)" in result.summary()
+
+
+def test_a_record_shown_in_full_on_result_lists_keeps_its_text() -> None:
+    """The site-template memory learns per page kind: record pages from record pages."""
+    record_text = (
+        "The ferry crosses the estuary at dawn when the tide is high and the river bank floods, "
+        "carrying silt and seedlings downstream to the delta gardens of the old town."
+    )
+
+    def results(query: str) -> str:
+        other = f"Another note about {query} and the weather of the northern valleys this year."
+        return (
+            f"<html><head><title>Results for {query}</title></head><body>"
+            f"<nav><a href='/'>Home</a></nav><table><tbody>"
+            f"<tr><td><a href='/r/1'>1</a></td><td>{record_text}</td></tr>"
+            f"<tr><td><a href='/r/2'>2</a></td><td>{other}</td></tr>"
+            f"</tbody></table></body></html>"
+        )
+
+    record = (
+        "<html><head><title>Row 1</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<table><tr><th>body</th><td>{record_text}</td></tr></table></body></html>"
+    )
+    main_texts = {}
+    for kinds in (("results", "record"), (None, None)):
+        memory = SiteTemplateMemory(min_pages=3)
+        for query in ("ferry", "river", "delta", "tide"):
+            analyse_page(
+                results(query), f"{BASE}/s?q={query}", site_memory=memory, page_kind=kinds[0]
+            )
+        analysis = analyse_page(record, f"{BASE}/r/1", site_memory=memory, page_kind=kinds[1])
+        main_texts[kinds[1]] = analysis.main_text
+    assert "ferry crosses the estuary" in main_texts["record"]
+    assert "ferry crosses the estuary" not in main_texts[None]  # one memory for the whole site
