@@ -148,7 +148,7 @@ def main() -> None:
                 if page["kind"] == "results" and row_number(page["url"]) is not None
             ]
             erased = [
-                page["url"]
+                (page["url"], body_of[row_number(page["url"]) or 0][:80], page.get("main_text"))
                 for page in records
                 if row_number(page["url"]) is not None
                 and " ".join(body_of[row_number(page["url"]) or 0].split()[:8]).lower()
@@ -179,7 +179,7 @@ def main() -> None:
     print(f"coverage: {len(rows_reached & listed)}/{len(listed)} = "
           f"{len(rows_reached & listed) / max(1, len(listed)):.3f}")  # fmt: skip
     print(f"chrome records: {len(chrome)}; result pages that are row pages: {len(wrong_results)}")
-    print(f"rows whose text is missing from their record's main text: {len(erased)}")
+    print(f"rows whose text is missing from their record's main text: {len(erased)} {erased[:3]}")
     print(f"diagnosis stats: {diagnosis}")
     print(f"NMI against {k} labels over {len(urls)} record pages, {args.seeds} seeds:")
     for method, values in scores.items():
