@@ -245,3 +245,14 @@ def test_a_record_shown_in_full_on_result_lists_keeps_its_text() -> None:
         main_texts[kinds[1]] = analysis.main_text
     assert "ferry crosses the estuary" in main_texts["record"]
     assert "ferry crosses the estuary" not in main_texts[None]  # one memory for the whole site
+
+
+def test_the_results_win_over_a_longer_menu_of_short_links() -> None:
+    menu = "".join(f'<li><a href="/category/{n}">Cat {n}</a></li>' for n in range(12))
+    results = "".join(
+        f'<div class="hit"><a href="/item/{n}">Item {n}</a><p>A long snippet of result {n} '
+        "about tea harvests, the gardens they come from and the people who pick them.</p></div>"
+        for n in range(4)
+    )
+    found = find_records(page(f"<ul>{menu}</ul><div>{results}</div>"), RESULTS_URL)
+    assert found.links == tuple(BASE + f"/item/{n}" for n in range(4))

@@ -95,7 +95,7 @@ def find_data_regions(
             single_allowed = parent.tag in _LIST_CONTAINERS or location in known
             if region.items >= 2 or single_allowed:
                 regions.append(_weighed(region, items))
-    regions.sort(key=lambda region: (-region.items, -region.weight, region.location))
+    regions.sort(key=lambda region: (-region.weight, -region.items, region.location))
     return regions, truncated
 
 
