@@ -60,20 +60,20 @@ def page_label_words(label: str) -> str:
 
 
 _RUN_CHILDREN_CAP = 100  # children of a pager container that are read
-_PAGER_LABEL_CAP = 40  # characters: a longer text is no pager label
+PAGER_LABEL_CAP = 40  # characters: a longer text is no pager label
 
 
-def short_label(element: etree._Element) -> str:
+def _short_label(element: etree._Element) -> str:
     """Return an element's folded text if it is short enough to be a pager label, else ``""``."""
     pieces: list[str] = []
     length = 0
     for piece in element.itertext():
         length += len(piece)
-        if length > _PAGER_LABEL_CAP * 4:  # white space of indented markup included
+        if length > PAGER_LABEL_CAP * 4:  # white space of indented markup included
             return ""
         pieces.append(piece)
     label = " ".join(" ".join(pieces).split()).lower()
-    return label if len(label) <= _PAGER_LABEL_CAP else ""
+    return label if len(label) <= PAGER_LABEL_CAP else ""
 
 
 def in_pager_run(element: etree._Element) -> bool:
@@ -97,7 +97,7 @@ def in_pager_run(element: etree._Element) -> bool:
             break
         if not isinstance(child.tag, str):
             continue
-        kind = pager_label_kind(short_label(child))
+        kind = pager_label_kind(_short_label(child))
         numbers += kind == "number"
         controls += kind == "control"
     return numbers >= 2 or (numbers >= 1 and controls >= 1)

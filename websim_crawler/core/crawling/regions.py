@@ -13,13 +13,18 @@ nothing. The work is linear in the page's elements: each link is charged to at m
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
 
-from websim_crawler.core.crawling.labels import page_label_words, pager_label_kind, short_label
+from websim_crawler.core.crawling.labels import (
+    PAGER_LABEL_CAP,
+    page_label_words,
+    pager_label_kind,
+)
 from websim_crawler.core.crawling.shapes import url_shape
 
 _MAX_ITEM_DEPTH = 12  # how far above a link its item may be (a card's link sits a few levels in)
@@ -90,11 +95,13 @@ def find_data_regions(
         for tag, items in by_tag.items():
             location = f"{_tag_path(parent)}>{tag}"
             region = _region(location, [links_by_item[item] for item in items])
-            if region is None or _is_pager(items):
-                continue
             single_allowed = parent.tag in _LIST_CONTAINERS or location in known
-            if region.items >= 2 or single_allowed:
-                regions.append(_weighed(region, items))
+            if region is None or (region.items < 2 and not single_allowed):
+                continue
+            texts = [_item_text(item) for item in items]
+            if not _is_pager(texts):
+                weight = sum(len(text) for text in texts)
+                regions.append(dataclasses.replace(region, weight=weight))
     regions.sort(key=lambda region: (-region.weight, -region.items, region.location))
     return regions, truncated
 
@@ -124,13 +131,13 @@ def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
     return DataRegion(location, shape, urls, items, 0)
 
 
-def _is_pager(items: list[etree._Element]) -> bool:
-    """Tell whether items are a pager's: each only a page number or a next/previous control,
-    the numbers close together (pages 1 2 3 ... 9, not records 17, 203, 388)."""
+def _is_pager(texts: list[str]) -> bool:
+    """Tell whether items (by their texts) are a pager's: each only a page number or a
+    next/previous control, the numbers close together (pages 1 2 3 ... 9, not 17 203 388)."""
     numbers: list[int] = []
-    for item in items:
-        label = short_label(item)
-        kind = pager_label_kind(label)
+    for text in texts:
+        label = " ".join(text.split()).lower()
+        kind = pager_label_kind(label) if len(label) <= PAGER_LABEL_CAP else None
         if kind is None:
             return False
         if kind == "number":
@@ -138,25 +145,22 @@ def _is_pager(items: list[etree._Element]) -> bool:
     return not numbers or max(numbers) - min(numbers) < 2 * len(numbers) + 2
 
 
-def _weighed(region: DataRegion, items: list[etree._Element]) -> DataRegion:
-    weight = sum(_text_length(item) for item in items)
-    return DataRegion(region.location, region.shape, region.links, region.items, weight)
-
-
-def _text_length(item: etree._Element) -> int:
-    """Return the length of an item's text, read up to ``_ITEM_TEXT_CAP`` characters or
-    ``_ITEM_ELEMENT_CAP`` elements (nested items would otherwise be read once per level)."""
+def _item_text(item: etree._Element) -> str:
+    """Return an item's text, read up to ``_ITEM_TEXT_CAP`` characters or ``_ITEM_ELEMENT_CAP``
+    elements (nested items would otherwise be read once per level)."""
+    pieces: list[str] = []
     length = 0
     for visited, element in enumerate(item.iter()):
-        if visited >= _ITEM_ELEMENT_CAP:
+        if visited >= _ITEM_ELEMENT_CAP or length >= _ITEM_TEXT_CAP:
             break
+        own = [element.text] if isinstance(element.tag, str) else []
         if element is not item:
-            length += len((element.tail or "").strip())
-        if isinstance(element.tag, str):
-            length += len((element.text or "").strip())
-        if length >= _ITEM_TEXT_CAP:
-            return _ITEM_TEXT_CAP
-    return length
+            own.append(element.tail)
+        for piece in own:
+            if piece and piece.strip():
+                pieces.append(piece.strip())
+                length += len(pieces[-1])
+    return " ".join(pieces)[:_ITEM_TEXT_CAP]
 
 
 def _tag_path(element: etree._Element) -> str:
