@@ -36,6 +36,7 @@ from websim_crawler.core.page import (
     TemplateSnapshot,
     analyse_page,
     new_template_memory,
+    template_key,
 )
 from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
@@ -58,6 +59,7 @@ class PageTask:
     url: str | None
     template: frozenset[str] | None = None  # None: no template memory
     content_type: str | None = None
+    page_kind: str | None = None  # the item's kind: each kind has its own template memory
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,7 @@ def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> P
             content_type=task.content_type,
             site_memory=snapshot,
             chunk_detail=chunk_detail,
+            page_kind=task.page_kind,
         )
     except PageError as exc:
         return PageOutcome(dropped=exc.reason, message=str(exc))
@@ -222,13 +225,18 @@ class AnalysisPool:
         html: str | bytes,
         url: str | None,
         content_type: str | None = None,
+        page_kind: str | None = None,
     ) -> concurrent.futures.Future[PageOutcome]:
-        """Start analysing a page; the future's result is its outcome (never an exception)."""
+        """Start analysing a page; the future's result is its outcome (never an exception).
+
+        ``page_kind`` (an item's ``kind``) says which template memory of its site applies.
+        """
         template = None
         if self.params.template_filter:
             with self._memory_lock:
-                template = self.site_memory.template_of(host_port_of(url))
-        task = PageTask(html, url, template, content_type)
+                key = template_key(host_port_of(url), page_kind)
+                template = self.site_memory.template_of(key)
+        task = PageTask(html, url, template, content_type, page_kind)
         outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
         if not self.workers:
             analysed: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()

@@ -94,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
                     params=config.analysis,
                     site_memory=site_memory,
                     chunk_detail="none",
+                    page_kind=kind if isinstance(kind, str) else None,
                 )
                 keywords, main_text, language = (
                     analysis.keyword_stems,

@@ -2,8 +2,9 @@
 
 Scrapy's own ``crawl`` exits 0 whenever the spider ran, even when the start page was unreachable,
 the site had no search form or every page failed. This command runs the same crawl, then reads
-the finish reason and the stats: nothing scraped, a spider's own failure reason or an output
-stage that could not write its file end it with exit code 1 and one line on stderr saying why.
+the finish reason and the stats: nothing scraped, a spider's own failure reason, an output
+stage that could not write its file or result pages none of whose records came from a data region
+(the deepweb diagnosis) end it with exit code 1 and one line on stderr saying why.
 Enable it with ``COMMANDS_MODULE = "websim_crawler.commands"`` (this project's settings do).
 """
 
@@ -34,6 +35,13 @@ FAILED_OUTPUTS = {
     "websim/cluster/failed": "the clusters report could not be written",
     "websim/neardup/failed": "the near-duplicate report could not be written",
 }
+# Stats the deepweb spider's end-of-crawl diagnosis sets when its records cannot be results.
+FAILED_DIAGNOSES = {
+    "websim/diagnosis/no_data_region": (
+        "no record came from a data region of the result pages (the links taken are page "
+        "chrome or one-offs; see the 'deepweb diagnosis' log line)"
+    ),
+}
 
 
 def crawl_failure(stats: Mapping[str, Any], shared_frontier: bool = False) -> str | None:
@@ -45,7 +53,7 @@ def crawl_failure(stats: Mapping[str, Any], shared_frontier: bool = False) -> st
     reason = str(stats.get("finish_reason", ""))
     if reason in FAILED_FINISH_REASONS:
         return f"{FAILED_FINISH_REASONS[reason]} (finish reason {reason})"
-    for key, message in FAILED_OUTPUTS.items():
+    for key, message in (FAILED_OUTPUTS | FAILED_DIAGNOSES).items():
         if stats.get(key):
             return message
     if stats.get("item_scraped_count", 0):

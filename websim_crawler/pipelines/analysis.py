@@ -82,6 +82,7 @@ class PageAnalysisPipeline:
         url = adapter.get("url")
         url = url if isinstance(url, str) else None
         stats.inc_value("websim/pages/seen")
+        kind = adapter.get("kind") if isinstance(adapter.get("kind"), str) else None
         html = adapter.get(self.config.items.html_field)
         if not isinstance(html, (str, bytes)):
             stats.inc_value("websim/pages/dropped/no_html")
@@ -93,7 +94,7 @@ class PageAnalysisPipeline:
                 if self._starting is not None:
                     await maybe_deferred_to_future(self._starting)
                 try:
-                    outcome = await self._analysed(html, url)
+                    outcome = await self._analysed(html, url, kind)
                 finally:
                     self._slots.release()
             finally:
@@ -103,7 +104,7 @@ class PageAnalysisPipeline:
                         drained.callback(None)
                     self._drained.clear()
         else:  # in this process: nothing to wait for
-            outcome = self.pool.submit(html, url).result()
+            outcome = self.pool.submit(html, url, page_kind=kind).result()
         if outcome.dropped or outcome.failed or outcome.record is None:
             fate = f"dropped/{outcome.dropped}" if outcome.dropped else f"failed/{outcome.failed}"
             stats.inc_value(f"websim/pages/{fate}")
@@ -118,11 +119,11 @@ class PageAnalysisPipeline:
             stats.inc_value("websim/pages/no_main_text")
         return item
 
-    async def _analysed(self, html: str | bytes, url: str | None) -> PageOutcome:
+    async def _analysed(self, html: str | bytes, url: str | None, kind: str | None) -> PageOutcome:
         """Hand the page to the pool and wait, without blocking the reactor, for its outcome."""
         from twisted.internet import reactor
 
-        future = self.pool.submit(html, url)
+        future = self.pool.submit(html, url, page_kind=kind)
         waiting: Deferred[PageOutcome] = Deferred()
 
         def deliver(done: concurrent.futures.Future[PageOutcome]) -> None:

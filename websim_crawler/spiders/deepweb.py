@@ -22,7 +22,15 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import PARTIAL_META
-from websim_crawler.core.crawling import NextPage, next_page, record_links, site_template_links
+from websim_crawler.core.crawling import (
+    CrawlDiagnosis,
+    NextPage,
+    ResultListMemory,
+    ResultRecords,
+    find_records,
+    next_page,
+    site_template_links,
+)
 from websim_crawler.core.crawling.forms import SearchForm, find_search_form
 from websim_crawler.core.html import outgoing_links
 from websim_crawler.distributed import WORKER_LOCAL
@@ -87,6 +95,8 @@ class DeepWebSpider(WebsimSpider):
         self.template_links: frozenset[str] = frozenset()
         self.search_urls: set[str] = set()
         self.search_form: tuple[SearchForm, Any] | None = None  # the form and its selector
+        self.result_lists = ResultListMemory()  # chrome and data-region places of result pages
+        self.diagnosis = CrawlDiagnosis()
         self.restrict_to_site(self.start_url or self.query_template or "")
 
     def configure(self) -> None:
@@ -234,7 +244,17 @@ class DeepWebSpider(WebsimSpider):
         page = response.meta["websim_page"]
         links = outgoing_links(root, response.url)
         yield self.page_item(response, root, kind="results", query=query, page=page, links=links)
-        records = self.result_records(root, response.url)
+        found = self.result_records(root, response.url, query)
+        records = found.links
+        self.result_lists.observe(
+            found.other_shapes,
+            found.region.shape if found.region else None,
+            found.region.location if found.region else None,
+            found.region.items if found.region else 0,
+        )
+        self.diagnosis.add_result_page(query, found)
+        if found.truncated:
+            self.count("websim/crawl/regions/truncated")
         if not records:
             self.count("websim/crawl/results_without_records")
         if self.follow:
@@ -247,20 +267,28 @@ class DeepWebSpider(WebsimSpider):
                 )
         if page >= self.max_pages:
             return
-        found = next_page(root, response.url, page, results_on_page=len(records))
-        if found is not None:
-            yield found
+        way = next_page(
+            root, response.url, page, results_on_page=len(records), record_links=records
+        )
+        if way is not None:
+            yield way
 
-    def result_records(self, root: Any, url: str) -> list[str]:
-        """Return the record links of a parsed result page."""
-        return record_links(
-            root, url, template_links=self.template_links, search_urls=self.search_urls
+    def result_records(self, root: Any, url: str, query: str | None) -> ResultRecords:
+        """Return the records of a parsed result page (what the crawl learnt is only read)."""
+        return find_records(
+            root,
+            url,
+            template_links=self.template_links,
+            search_urls=self.search_urls,
+            memory=self.result_lists,
+            query=query,
         )
 
     def records_found(self, root: Any, response: Response, kind: str) -> int:
         """``render=auto``: a result page's records; 1 for a start page with a search form."""
         if kind == "results":
-            return len(self.result_records(root, response.url))
+            query = response.meta.get("websim_query")
+            return len(self.result_records(root, response.url, query).links)
         if kind == "start" and self.query_template is None:
             return int(find_search_form(root, response.url) is not None)
         return 0
@@ -321,6 +349,21 @@ class DeepWebSpider(WebsimSpider):
         )
         if item is not None:
             yield item
+
+    def closed(self, reason: str) -> None:
+        """Log the crawl's diagnosis and count it: one warning line when the records look wrong."""
+        if self.result_lists.dropped or self.diagnosis.dropped:
+            self.count("websim/diagnosis/bound_hit")
+        diagnosis = self.diagnosis.finish(self.result_lists.chrome_shapes())
+        if not diagnosis.result_pages:
+            return
+        assert self.crawler.stats is not None
+        for key, value in diagnosis.stats().items():
+            self.crawler.stats.set_value(key, value)
+        logger.info("deepweb diagnosis: %s", diagnosis.summary())
+        warning = diagnosis.warning() or diagnosis.failure()
+        if warning is not None:
+            logger.warning("deepweb: %s", warning)
 
     def start_failed(self, failure: Failure) -> None:
         """Errback of the start page: nothing can be searched without it."""

@@ -445,3 +445,21 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
     assert restored.documents == collector.documents
     restored.restore({"documents": [["http://a/1", {"x": 1}]], "pages": 1, "skipped": {}})
     assert restored.documents[0].forms is None  # a buffer saved before forms were kept
+
+
+def test_clusters_do_not_depend_on_the_order_pages_arrive_in() -> None:
+    documents, _ = topic_documents(4, 25, seed=11)
+    pages = [Document(f"http://site/{i}", counts) for i, counts in enumerate(documents)]
+    params = ClusteringParams(n_clusters="auto", max_clusters=10)
+    first = cluster_documents(pages, params)
+    by_url = dict(zip((page.url for page in first.documents), first.labels, strict=True))
+    for seed in (1, 2):
+        shuffled = list(pages)
+        np.random.default_rng(seed).shuffle(shuffled)
+        again = cluster_documents(shuffled, params)
+        assert [page.url for page in again.documents] == [page.url for page in shuffled]
+        assert again.n_clusters == first.n_clusters
+        assert {
+            page.url: label for page, label in zip(again.documents, again.labels, strict=True)
+        } == by_url
+        assert again.top_keywords == first.top_keywords

@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 from lxml import html
 
-from websim_crawler.core.crawling.records import url_shape
 from websim_crawler.core.crawling.render_choice import (
     PageYield,
     RenderChoices,
     page_yield,
     rendering_adds,
 )
+from websim_crawler.core.crawling.shapes import url_shape
 
 RESULTS = RenderChoices.group_of("results", "http://127.0.0.1:8000/search?q=bread&page=2")
 RECORDS = RenderChoices.group_of("record", "http://127.0.0.1:8000/record/17")

@@ -235,10 +235,17 @@ def cluster_documents(
     input_report: InputReport | None = None,
     on_candidate: Callable[[CandidateScore], None] | None = None,
 ) -> ClusteringResult:
-    """Cluster the documents; an empty or tiny collection gives a valid, possibly empty result."""
+    """Cluster the documents; an empty or tiny collection gives a valid, possibly empty result.
+
+    The documents are clustered in the order of their URLs (then keywords), not in the order
+    they came in: the same pages give the same clusters whatever the order a crawl delivered
+    them in. The result lists them in the order they came in.
+    """
     params = params or ClusteringParams()
     report = input_report if input_report is not None else InputReport()
-    kept = list(documents)
+    incoming = list(documents)
+    arrival = sorted(range(len(incoming)), key=lambda index: _document_order(incoming[index]))
+    kept = [incoming[index] for index in arrival]
     tfidf = tfidf_vectors(
         [document.keywords for document in kept],
         min_df=params.min_df,
@@ -250,6 +257,7 @@ def cluster_documents(
         for _ in range(int((~has_terms).sum())):
             report.skip("no_shared_keywords")
         kept = [document for document, keep in zip(kept, has_terms, strict=True) if keep]
+        arrival = [index for index, keep in zip(arrival, has_terms, strict=True) if keep]
         tfidf = TfidfMatrix(tfidf.matrix[has_terms], tfidf.terms, tfidf.idf)
     if not kept:
         report.note("no page with keywords to cluster: the report is empty")
@@ -285,16 +293,19 @@ def cluster_documents(
     order = _clusters_by_size(membership)
     membership = membership[:, order]
     centers = np.asarray(model.cluster_centers_)[order]
+    top_keywords = _top_keywords(
+        tfidf, membership, params.fuzziness, params.top_keywords, tuple(kept)
+    )
+    positions = map_positions(data, centers)
+    as_arrived = np.argsort(np.asarray(arrival), kind="stable")
     return ClusteringResult(
         params=params,
-        documents=tuple(kept),
+        documents=tuple(kept[index] for index in as_arrived),
         input_report=report,
         n_clusters_requested=params.n_clusters,
-        membership=membership,
-        top_keywords=_top_keywords(
-            tfidf, membership, params.fuzziness, params.top_keywords, tuple(kept)
-        ),
-        positions=map_positions(data, centers),
+        membership=membership[as_arrived],
+        top_keywords=top_keywords,
+        positions=positions[as_arrived],
         validity={
             "partition_coefficient": model.partition_coefficient_,
             "partition_entropy": model.partition_entropy_,
@@ -304,6 +315,10 @@ def cluster_documents(
         },
         candidates=tuple(candidates),
     )
+
+
+def _document_order(document: Document) -> tuple[str, list[tuple[str, float]]]:
+    return document.url, sorted(document.keywords.items())
 
 
 def _estimator(params: ClusteringParams, n_clusters: int) -> FuzzyCMeans:

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from lxml import etree
 
 from websim_crawler.core.crawling.labels import next_label_score
+from websim_crawler.core.html import document_base_url
 from websim_crawler.core.urls import absolute_url, same_host_port
 
 _PAGE_PARAMETERS = ("page", "p", "pg", "pageno", "page_no", "pagenum", "currentpage", "paged")
@@ -35,18 +36,24 @@ class NextPage:
 
 
 def next_page(
-    root: etree._Element, url: str, page_number: int, *, results_on_page: int = 0
+    root: etree._Element,
+    url: str,
+    page_number: int,
+    *,
+    results_on_page: int = 0,
+    record_links: Collection[str] = (),
 ) -> NextPage | None:
     """Find the way to the result page after ``page_number`` (1-based), or ``None``.
 
     Evidence, strongest first: a next link (``rel="next"``; a link labelled "Next", "›" or "»"
     in its text, title or aria-label, or with a class naming "next"; a link whose text is
-    ``page_number + 1``); a "next" control that is a script (``javascript:`` link, ``onclick``,
-    button, ``__doPostBack``) with the same labels; and, when the page had results and links to
-    no other page of its list, the URL's own page parameter (``page=``, ``p=``) or offset
-    (``start=``) moved on by one page.
+    ``page_number + 1`` in a run of page numbers); never one of the page's ``record_links`` (the
+    data region's links, whatever their labels); a "next" control that is a script
+    (``javascript:`` link, ``onclick``, button, ``__doPostBack``) with the same labels; and,
+    when the page had results and links to no other page of its list, the URL's own page
+    parameter (``page=``, ``p=``) or offset (``start=``) moved on by one page.
     """
-    link = _best_next_link(root, url, page_number)
+    link = _best_next_link(root, url, page_number, frozenset(record_links))
     if link is not None:
         return NextPage("link", url=link)
     control, pager_says_last = _best_script_control(root, page_number)
@@ -61,11 +68,16 @@ def next_page(
     return None
 
 
-def _best_next_link(root: etree._Element, url: str, page_number: int) -> str | None:
+def _best_next_link(
+    root: etree._Element, url: str, page_number: int, records: frozenset[str]
+) -> str | None:
     best: tuple[float, str] | None = None
+    base = document_base_url(root, url)
     for score, href in _next_page_candidates(root, page_number):
-        candidate = absolute_url(href, url)
+        candidate = absolute_url(href, base)
         if candidate is None or candidate == url or not same_host_port(candidate, url):
+            continue
+        if candidate in records:
             continue
         if best is None or score > best[0]:
             best = (score, candidate)

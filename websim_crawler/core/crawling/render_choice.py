@@ -22,7 +22,7 @@ from typing import Literal
 
 from lxml import etree
 
-from websim_crawler.core.crawling.records import url_shape
+from websim_crawler.core.crawling.shapes import url_shape
 from websim_crawler.core.html.links import outgoing_links
 
 Plan = Literal["sample", "render", "plain", "wait"]

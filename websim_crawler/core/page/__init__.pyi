@@ -38,6 +38,7 @@ from .site_memory import (
     SiteTemplateMemory,
     TemplateSnapshot,
     chunk_fingerprint,
+    template_key,
 )
 
 __all__ = [
@@ -71,5 +72,6 @@ __all__ = [
     "segment_page",
     "short_edge_line",
     "teaser_line",
+    "template_key",
     "title_word_relevancy",
 ]

@@ -56,7 +56,7 @@ from websim_crawler.core.page.records import (
     chunk_records,
 )
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page
-from websim_crawler.core.page.site_memory import TemplateMemory
+from websim_crawler.core.page.site_memory import TemplateMemory, template_key
 from websim_crawler.core.urls import host_port_of
 from websim_crawler.errors import PageError
 
@@ -71,11 +71,13 @@ def analyse_page(
     language: str | None = None,
     site_memory: TemplateMemory | None = None,
     chunk_detail: str = "full",
+    page_kind: str | None = None,
 ) -> PageAnalysis:
     """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be.
 
     ``chunk_detail`` (``CHUNK_DETAILS``) says which chunk records to build: every chunk, the
     main-content chunks, or none, when the caller keeps no more (``WEBSIM_CHUNK_DETAIL``).
+    ``page_kind`` (an item's ``kind``) keeps the site template memory of each kind apart.
     """
     if chunk_detail not in CHUNK_DETAILS:
         raise ValueError(f"chunk_detail must be one of {CHUNK_DETAILS}, not {chunk_detail!r}")
@@ -89,6 +91,7 @@ def analyse_page(
             language,
             site_memory,
             chunk_detail,
+            page_kind,
         )
 
 
@@ -120,6 +123,7 @@ def _analyse_page(
     language: str | None,
     site_memory: TemplateMemory | None,
     chunk_detail: str,
+    page_kind: str | None,
 ) -> PageAnalysis:
     if len(html) > params.max_page_bytes:
         raise PageError(
@@ -157,7 +161,7 @@ def _analyse_page(
     if params.duplicate_filter:
         remove_duplicates(leaves, params.duplicate_threshold)
     if params.template_filter and site_memory is not None:
-        remove_template(leaves, host_port_of(url), site_memory)
+        remove_template(leaves, template_key(host_port_of(url), page_kind), site_memory)
 
     main_ids, main_leaves = choose_main_chunks(tree, leaves, params)
     main_text, keywords = main_content(main_leaves, title, lang, params)

@@ -16,6 +16,15 @@ def chunk_fingerprint(text: str) -> str:
     return hashlib.blake2b(folded.encode("utf-8"), digest_size=8).hexdigest()
 
 
+def template_key(site: str, page_kind: str | None) -> str:
+    """Return the memory key of a site's pages of one kind (``results``, ``record``, ``page``).
+
+    Each kind learns its own template: a short record shown in full on the result lists that
+    link to it is the record's content, not template of its record page.
+    """
+    return site if not page_kind else f"{site} {page_kind}"
+
+
 class TemplateMemory(Protocol):
     """What the template filter asks of a memory (``SiteTemplateMemory``, ``TemplateSnapshot``)."""
 
