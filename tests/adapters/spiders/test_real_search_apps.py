@@ -24,11 +24,6 @@ from support.real_apps import (
     crawl_app,
 )
 
-NUMBERS_ARE_PAGER_LABELS = (
-    "issue 20 section 1: a row linked by its number is taken for a page-number link "
-    "(core/crawling/labels.py is_pager_label), so no record is stored"
-)
-
 
 def run(launcher: type, folder: Path, queries: tuple[str, ...] = ()) -> GalleryCrawl:
     """Start the application with the corpus and crawl it (skip when it is not installed)."""
@@ -37,12 +32,6 @@ def run(launcher: type, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
             return crawl_app(app, folder, queries)
     except AppMissing as missing:
         pytest.skip(str(missing))
-
-
-RESULT_LINKS_IN_THE_NAVIGATION = (
-    "issue 20 section 1: every result link of MkDocs' search is also in the theme's navigation "
-    "on the start page, so it is dropped as site template"
-)
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +67,6 @@ def test_django_admin_change_list_search_form_is_found(django_crawl: GalleryCraw
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason=NUMBERS_ARE_PAGER_LABELS)
 def test_django_admin_rows_linked_by_their_numbers_are_reached(django_crawl: GalleryCrawl) -> None:
     assert django_crawl.coverage >= 0.95 and django_crawl.chrome_records == []
 
@@ -92,6 +80,5 @@ def test_mkdocs_search_is_rendered_and_its_form_found(mkdocs_crawl: GalleryCrawl
 
 @pytest.mark.slow
 @pytest.mark.skipif(not os.access(CHROMIUM, os.X_OK), reason="chromium is not installed")
-@pytest.mark.xfail(strict=True, reason=RESULT_LINKS_IN_THE_NAVIGATION)
 def test_mkdocs_search_results_are_reached(mkdocs_crawl: GalleryCrawl) -> None:
     assert mkdocs_crawl.coverage >= 0.95

@@ -207,14 +207,20 @@ def test_one_off_link_is_kept_only_when_every_link_is_a_one_off() -> None:
     assert record_links(one_record, BASE + "s?q=1") == [BASE + "r/1", BASE + "topic/tea"]
 
 
-def test_template_links_of_the_start_page_are_not_records() -> None:
-    root = page('<a href="/record/1">a</a><a href="/record/2">b</a><a href="/record/3">c</a>')
-    records = record_links(
-        root,
-        "http://shop.example.org/search?q=x",
-        template_links=frozenset({"http://shop.example.org/record/2"}),
-    )
-    assert records == ["http://shop.example.org/record/1", "http://shop.example.org/record/3"]
+def test_template_links_of_the_start_page_are_records_only_in_a_data_region() -> None:
+    template = frozenset({"http://shop.example.org/record/2"})
+    url = "http://shop.example.org/search?q=x"
+    # No data region (the links share no parent): the start page's template link is left out.
+    loose = page('<p><a href="/record/1">a</a></p><div><a href="/record/2">b</a></div>'
+                 '<span><a href="/record/3">c</a></span>')  # fmt: skip
+    assert record_links(loose, url, template_links=template) == [
+        "http://shop.example.org/record/1",
+        "http://shop.example.org/record/3",
+    ]
+    # A list of results may name pages the site's navigation names too: they are records.
+    listed = page('<ul><li><a href="/record/1">a</a></li><li><a href="/record/2">b</a></li>'
+                  '<li><a href="/record/3">c</a></li></ul>')  # fmt: skip
+    assert len(record_links(listed, url, template_links=template)) == 3
 
 
 def test_site_template_links_come_from_regions_or_the_whole_page() -> None:

@@ -256,3 +256,25 @@ def test_the_results_win_over_a_longer_menu_of_short_links() -> None:
     )
     found = find_records(page(f"<ul>{menu}</ul><div>{results}</div>"), RESULTS_URL)
     assert found.links == tuple(BASE + f"/item/{n}" for n in range(4))
+
+
+def test_a_documentation_search_lists_pages_of_several_sections() -> None:
+    """MkDocs' search: one result per page, pages under several sections, all in the site's
+    navigation too (the start page's template links)."""
+    sections = ["library/77/", "howto/12/", "library/56/", "c-api/22/", "tutorial/97/"]
+    results = "".join(
+        f'<article><h3><a href="../{path}">Title {n}</a></h3><p>Summary {n} of the page.</p>'
+        f"</article>"
+        for n, path in enumerate(sections)
+    )
+    menu = "".join(f'<li><a href="../{path}">Title {n}</a></li>' for n, path in enumerate(sections))
+    html = (
+        f'<nav class="menu"><ul>{menu}</ul></nav>'
+        f'<div class="content"><div id="search-results">{results}</div></div>'
+    )
+    url = "http://docs.example.org/site/search.html?q=tea"
+    expected = tuple(f"http://docs.example.org/{path}" for path in sections)
+    template = frozenset(expected)  # every page is in the navigation of the start page
+    found = find_records(page(html), url, template_links=template)
+    assert found.links == expected
+    assert found.region is not None and found.region.shape == "/*/*/"

@@ -68,7 +68,8 @@ def find_records(
 
     A candidate link is on the same site, may be a page, lies outside the template regions
     (``nav``, banner ``header``, ``footer``, ``aside``, their ARIA roles and usual class names),
-    is not one of the site's template links seen elsewhere (``template_links``), is no
+    is not one of the site's template links seen elsewhere (``template_links``: this one rule
+    is waived inside a data region, which may list pages the navigation lists too), is no
     ``rel=next/prev`` link, does not go back to the result list (same path as the result page or
     the search form: sorting, other queries, pages of the list) and its pattern is not one that
     ``memory`` saw on every result page (chrome: export, "view as SQL", login). The records are
@@ -85,7 +86,6 @@ def find_records(
     for anchor, link, in_template in _anchors_with_region(root, results_url):
         if (
             not in_template
-            and link not in template_links
             and same_host_port(link, results_url)
             and looks_like_page(link)
             and urlsplit(link).path not in list_paths
@@ -96,9 +96,12 @@ def find_records(
     seen_shapes = {link: url_shape(link) for link in anchors.values()}
     anchors = {anchor: link for anchor, link in anchors.items() if seen_shapes[link] not in chrome}
     known = memory.known_locations() if memory is not None else frozenset()
+    # A data region may list pages the site's navigation links too (a documentation site's
+    # search lists its pages): the site's template links are left out only when no region is.
     regions, truncated = find_data_regions(
         root, anchors, known_locations=known, max_elements=max_elements
     )
+    anchors = {anchor: link for anchor, link in anchors.items() if link not in template_links}
     if regions:
         region = regions[0]
         in_region = set(region.links)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from lxml import etree
@@ -25,7 +25,7 @@ from websim_crawler.core.crawling.labels import (
     page_label_words,
     pager_label_kind,
 )
-from websim_crawler.core.crawling.shapes import url_shape
+from websim_crawler.core.crawling.shapes import coarse_url_shape, url_shape
 
 _MAX_ITEM_DEPTH = 12  # how far above a link its item may be (a card's link sits a few levels in)
 # Containers whose children are items by HTML's own meaning: one child is already a list.
@@ -107,13 +107,38 @@ def find_data_regions(
 
 
 def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
-    """Return the region of items with these links: the pattern most items share, or ``None``."""
+    """Return the region of items with these links: the pattern most items share, or ``None``.
+
+    When no pattern is in half of the items but one outline of path (``coarse_url_shape``: the
+    number of segments, every name left open) is in nearly all of them, the outline is the
+    pattern: a documentation search lists pages of several sections (``/library/77/``,
+    ``/howto/12/``).
+    """
+    chosen = _common_shape(item_links, url_shape)
+    if chosen is not None and chosen[1] * 2 < len(item_links):
+        coarse = _common_shape(item_links, coarse_url_shape)
+        if coarse is not None and coarse[1] * 5 >= len(item_links) * 4:
+            chosen = coarse
+    if chosen is None:
+        return None
+    shape, items, urls = chosen
+    if items >= 2 and len(urls) < 2:
+        return None  # every item links to one page: a "more" or "details" control, not records
+    if len(urls) > 2 * items:
+        return None  # items holding several records each: a region's ancestor, not its items
+    return DataRegion(location, shape, urls, items, 0)
+
+
+def _common_shape(
+    item_links: list[list[str]], shape_of: Callable[[str], str]
+) -> tuple[str, int, tuple[str, ...]] | None:
+    """Return the pattern in most items (``shape_of`` each link), their count and its URLs."""
     shape_items: Counter[str] = Counter()
     shape_urls: dict[str, dict[str, None]] = {}
     for links in item_links:
         shapes: dict[str, None] = {}
         for url in links:
-            shape = url_shape(url)
+            shape = shape_of(url)
             shapes[shape] = None
             shape_urls.setdefault(shape, {})[url] = None
         shape_items.update(list(shapes))
@@ -122,13 +147,7 @@ def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
     # The pattern in most items; on a tie the one whose URLs differ most (the record, not a
     # "Filed under" topic link that each item also carries), then the first by name.
     shape = min(shape_items, key=lambda s: (-shape_items[s], -len(shape_urls[s]), s))
-    urls = tuple(shape_urls[shape])
-    items = shape_items[shape]
-    if items >= 2 and len(urls) < 2:
-        return None  # every item links to one page: a "more" or "details" control, not records
-    if len(urls) > 2 * items:
-        return None  # items holding several records each: a region's ancestor, not its items
-    return DataRegion(location, shape, urls, items, 0)
+    return shape, shape_items[shape], tuple(shape_urls[shape])
 
 
 def _is_pager(texts: list[str]) -> bool:

@@ -17,3 +17,14 @@ def url_shape(url: str) -> str:
         segments[-1] = "*"
     keys = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
     return "/".join(segments) + ("?" + "&".join(keys) if keys else "")
+
+
+def coarse_url_shape(url: str) -> str:
+    """Return a URL's outline: its path's segments all left open, its query keys.
+
+    ``/library/77/`` and ``/howto/12/`` share the outline ``/*/*/``; ``/record/7`` is ``/*/*``.
+    """
+    parts = urlsplit(url)
+    segments = ["*" if segment else "" for segment in parts.path.split("/")]
+    keys = sorted({name for name, _ in parse_qsl(parts.query, keep_blank_values=True)})
+    return "/".join(segments) + ("?" + "&".join(keys) if keys else "")
