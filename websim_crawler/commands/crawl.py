@@ -29,6 +29,7 @@ FAILED_FINISH_REASONS = {
 FAILED_OUTPUTS = {
     "websim/cluster/failed": "the clusters report could not be written",
     "websim/neardup/failed": "the near-duplicate report could not be written",
+    "websim/similarity/failed": "the similar pairs could not be written",
 }
 
 
