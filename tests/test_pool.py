@@ -188,8 +188,8 @@ def test_pipeline_bounds_pages_in_flight_and_drains_on_close() -> Any:
     submit = pipeline.pool.submit
     lock = threading.Lock()
 
-    def counting_submit(*args: Any) -> Any:
-        future = submit(*args)
+    def counting_submit(*args: Any, **kwargs: Any) -> Any:
+        future = submit(*args, **kwargs)
         with lock:
             in_flight[0] += 1
             most[0] = max(most[0], in_flight[0])

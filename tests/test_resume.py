@@ -86,8 +86,8 @@ def page(number: int) -> dict[str, object]:
     return {"url": f"http://s.org/{number}", "kind": "record", "html": html}
 
 
-def stage_pipelines(settings: dict[str, Any]) -> tuple[Any, list[CollectionPipeline]]:
-    """The analysis pipeline and the three stages of one crawler, as a crawl builds them."""
+def stage_pipelines(settings: dict[str, Any]) -> tuple[Any, Any, list[CollectionPipeline]]:
+    """A crawler, its analysis pipeline and its three stages, as a crawl builds them."""
     crawler = get_crawler(settings_dict=settings)
     crawler.stats.open_spider()
     analysis = PageAnalysisPipeline.from_crawler(crawler)
@@ -96,7 +96,7 @@ def stage_pipelines(settings: dict[str, Any]) -> tuple[Any, list[CollectionPipel
         SimilarityPipeline.from_crawler(crawler),
         NearDuplicatePipeline.from_crawler(crawler),
     ]
-    return analysis, stages
+    return crawler, analysis, stages
 
 
 @pytest_twisted.inlineCallbacks
@@ -110,7 +110,7 @@ def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> Any:
         "WEBSIM_ANALYSIS_WORKERS": 0,
         "WEBSIM_CHUNK_DETAIL": "full",
     }
-    analysis, stages = stage_pipelines(settings)
+    _, analysis, stages = stage_pipelines(settings)
     for number in range(5):
         item = analysed(analysis, page(number))
         for stage in stages:
@@ -121,7 +121,7 @@ def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> Any:
         assert stage.journal is not None
         stage.journal.close()
 
-    resumed_analysis, resumed = stage_pipelines(settings)
+    _, resumed_analysis, resumed = stage_pipelines(settings)
     assert resumed_analysis.pool.site_memory.to_dict() == analysis.pool.site_memory.to_dict()
     assert len(resumed_analysis.pool.site_memory) > 0
     assert resumed[0].stage.documents == stages[0].stage.documents
