@@ -23,7 +23,7 @@ import pytest
 import pytest_twisted
 from PIL import Image
 from scrapy.utils.defer import deferred_from_coro
-from test_resume import QUERIES, serve_slow_demo, stage_pipelines
+from test_resume import QUERIES, run_crawl, serve_slow_demo, stage_pipelines
 
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.similarity.compare import compare_pages, features_from_item
@@ -151,19 +151,6 @@ def test_a_stage_output_that_cannot_be_written_is_exit_1(
     assert output.is_dir()  # the blocker's folder, left as it was
 
 
-def kill_when(process: subprocess.Popen[str], feed: Path, lines: int) -> int:
-    """SIGKILL ``process`` once ``feed`` has ``lines`` lines; return its exit code."""
-    try:
-        while process.poll() is None:
-            if feed.exists() and feed.read_bytes().count(b"\n") >= lines:
-                process.send_signal(signal.SIGKILL)
-                break
-        return process.wait(timeout=300)
-    finally:
-        if process.poll() is None:
-            process.kill()
-
-
 @pytest.mark.slow
 def test_sigkill_then_resume_every_stage_covers_the_whole_crawl(tmp_path: Path) -> None:
     def crawl(folder: Path, kill_at: int | None = None) -> int:
@@ -182,10 +169,15 @@ def test_sigkill_then_resume_every_stage_covers_the_whole_crawl(tmp_path: Path) 
             f"LOG_FILE={folder / 'crawl.log'}",
         ):
             arguments += ["-s", setting]
-        process = scrapy_crawl(arguments)
-        if kill_at is None:
-            return process.wait(timeout=300)
-        return kill_when(process, folder / "pages.jsonl", kill_at)
+        feed = folder / "pages.jsonl"
+
+        def written_enough() -> bool:
+            return (
+                kill_at is not None and feed.exists() and feed.read_bytes().count(b"\n") >= kill_at
+            )
+
+        command = [sys.executable, "-m", "scrapy", "crawl", *arguments]
+        return run_crawl(command, written_enough if kill_at else None, signal.SIGKILL)
 
     server, site = serve_slow_demo(0.05)
     whole, killed = tmp_path / "whole", tmp_path / "killed"

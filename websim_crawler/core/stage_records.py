@@ -13,13 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.core.clustering.job import CLUSTER_SKIP, DocumentCollector
-from websim_crawler.core.neardup.pages import (
-    NEARDUP_SENTENCES,
-    NEARDUP_SKIP,
-    chunks_only,
-    page_sentences,
-)
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import (
     AnalysisParams,
@@ -27,18 +20,21 @@ from websim_crawler.core.page import (
     TemplateSnapshot,
     analyse_page,
 )
-from websim_crawler.core.similarity.collection import (
-    SIMILARITY_FEATURES,
-    SIMILARITY_SKIP,
-    record_problem,
-)
-from websim_crawler.core.similarity.compare import features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
-from websim_crawler.core.similarity.portable import features_to_dict
 from websim_crawler.errors import PageError
 
-# The fields of a crawl record that the clustering stage reads.
+# The stages' modules (layout measures, clustering, sentence index) are imported by the functions
+# that use them: a crawl without a stage imports none of them (scipy, Pillow, POT ...).
+
+# The fields of a crawl record that the clustering stage reads, and the reason its analysis failed.
 CLUSTER_FIELDS = ("url", "kind", "keywords", "main_text", "language")
+CLUSTER_SKIP = "cluster_skipped"
+# A record's similarity features as JSON-safe data, or why it has none.
+SIMILARITY_FEATURES = "similarity_features"
+SIMILARITY_SKIP = "similarity_skipped"
+# A record's page for the near-duplicate index as JSON-safe data, or why it has none.
+NEARDUP_SENTENCES = "neardup_sentences"
+NEARDUP_SKIP = "neardup_skipped"
 
 
 @dataclass(frozen=True)
@@ -84,6 +80,11 @@ def prepare_record(
     empty). Otherwise a record without keywords that the clustering selects is analysed here
     (with ``site_memory``, the per-site template memory), and its failure is kept as the reason.
     """
+    from websim_crawler.core.neardup.pages import chunks_only, page_sentences
+    from websim_crawler.core.similarity.collection import record_problem
+    from websim_crawler.core.similarity.compare import features_from_item
+    from websim_crawler.core.similarity.portable import features_to_dict
+
     url = record.get("url")
     prepared: dict[str, Any] = {"url": url}
     html = record.get(plan.html_field)
@@ -150,6 +151,8 @@ def _needs_analysis(
     record: Mapping[str, Any], plan: StagePlan, html: Any, *, analysed: bool
 ) -> bool:
     """Tell whether the clustering needs the page analysed for its keywords."""
+    from websim_crawler.core.clustering.job import DocumentCollector
+
     return (
         not analysed
         and not record.get("keywords")

@@ -19,9 +19,8 @@ from websim_crawler.core.clustering import (
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.clustering.job import CLUSTER_SKIP
 from websim_crawler.core.io import atomic_write_report
-from websim_crawler.core.stage_records import CLUSTER_FIELDS
+from websim_crawler.core.stage_records import CLUSTER_FIELDS, CLUSTER_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)

@@ -16,12 +16,9 @@ from typing import Any
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.similarity.collection import (
-    SIMILARITY_FEATURES,
-    SIMILARITY_SKIP,
-    PageCollector,
-)
+from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import SimilarPairs, find_similar_pairs
+from websim_crawler.core.stage_records import SIMILARITY_FEATURES, SIMILARITY_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)

@@ -27,6 +27,7 @@ from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
+from websim_crawler.core.stage_records import CLUSTER_SKIP
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
 from websim_crawler.errors import ConfigError
 
@@ -64,10 +65,6 @@ class InputReport:
         """Record a message about the input or the parameters (also logged)."""
         logger.warning("%s", message)
         self.notes.append(message)
-
-
-# The key of a prepared record whose analysis failed (``core.stage_records``): the reason.
-CLUSTER_SKIP = "cluster_skipped"
 
 
 class DocumentCollector:

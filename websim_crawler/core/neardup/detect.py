@@ -23,8 +23,6 @@ from websim_crawler.core.neardup.index import (
 from websim_crawler.core.neardup.lsh import MinHashIndex
 from websim_crawler.core.neardup.pages import (
     CHUNKS_ONLY,
-    NEARDUP_SENTENCES,
-    NEARDUP_SKIP,
     PageSentences,
     chunks_only,
     page_from_dict,
@@ -42,6 +40,7 @@ from websim_crawler.core.neardup.relations import (
     url_hash,
 )
 from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.stage_records import NEARDUP_SENTENCES, NEARDUP_SKIP
 from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 

@@ -25,9 +25,6 @@ def chunks_only(params: AnalysisParams) -> AnalysisParams:
 
 
 CHUNKS_ONLY = chunks_only(AnalysisParams())
-# Keys of an item prepared in a worker: its page as JSON-safe data, or why it has none.
-NEARDUP_SENTENCES = "neardup_sentences"
-NEARDUP_SKIP = "neardup_skipped"
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,7 @@ from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.portable import features_from_dict
-
-# Keys of a record prepared in a worker: its features as JSON-safe data, or why it has none.
-SIMILARITY_FEATURES = "similarity_features"
-SIMILARITY_SKIP = "similarity_skipped"
+from websim_crawler.core.stage_records import SIMILARITY_FEATURES, SIMILARITY_SKIP
 
 
 class PageCollector:
