@@ -261,11 +261,19 @@ def bare_crawl(site: SearchSite, folder: Path, concurrency: int) -> Crawl:
 
 
 def deepweb_crawl(
-    site: SearchSite, folder: Path, workers: int | None, max_pages: int, concurrency: int
+    site: SearchSite,
+    folder: Path,
+    workers: int | None,
+    max_pages: int,
+    concurrency: int,
+    similarity: bool = False,
 ) -> Crawl:
-    """Crawl the site with ``scrapy crawl deepweb`` and the analysis on ``workers`` processes."""
-    label = "default" if workers is None else str(workers)
-    feed = folder / f"deepweb-{label}.jsonl"
+    """Crawl the site with ``scrapy crawl deepweb`` and the analysis on ``workers`` processes
+    (with the similarity stage writing ``pairs.json`` when ``similarity``)."""
+    label = ("default" if workers is None else str(workers)) + (
+        ", similarity" if similarity else ""
+    )
+    feed = folder / f"deepweb-{label.replace(', ', '-')}.jsonl"
     command = [
         sys.executable, "-m", "scrapy", "crawl", "deepweb",
         "-a", f"start_url={site.url}", "-a", "queries=" + ",".join(QUERIES),
@@ -274,6 +282,8 @@ def deepweb_crawl(
     ]  # fmt: skip
     if workers is not None:
         command += ["-s", f"WEBSIM_ANALYSIS_WORKERS={workers}"]
+    if similarity:
+        command += ["-s", f"WEBSIM_SIMILARITY_OUTPUT={folder / 'pairs.json'}"]
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
     return run_crawl(f"deepweb, workers {label}", command, ROOT, feed, env)
 
@@ -312,6 +322,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=1,
         help="runs of every crawler, interleaved; each row is the run of median crawl time",
     )
+    parser.add_argument(
+        "--similarity",
+        action="store_true",
+        help="also crawl with the similarity stage on (WEBSIM_SIMILARITY_OUTPUT), per worker count",
+    )
     args = parser.parse_args(argv)
     # As pip does for an installed package: an editable checkout run with
     # PYTHONDONTWRITEBYTECODE would compile websim's modules in every crawl and worker server.
@@ -335,12 +350,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for _ in range(args.repeat):
                     crawls = [bare_crawl(site, folder, args.concurrency)]
                     for workers in [*args.workers, None]:
-                        crawls.append(
-                            deepweb_crawl(site, folder, workers, max_pages, args.concurrency)
-                        )
+                        for similarity in [False, True] if args.similarity else [False]:
+                            crawls.append(
+                                deepweb_crawl(
+                                    site, folder, workers, max_pages, args.concurrency, similarity
+                                )
+                            )
                     runs.append(crawls)
                 crawls = [median_run(same) for same in zip(*runs, strict=True)]
-                feed_ratio = crawls[-1].feed_bytes / html_bytes(folder / "deepweb-default.jsonl")
+                default = next(
+                    crawl for crawl in crawls if crawl.name == "deepweb, workers default"
+                )
+                feed_ratio = default.feed_bytes / html_bytes(folder / "deepweb-default.jsonl")
         finally:
             site.close()
         bare = crawls[0].seconds

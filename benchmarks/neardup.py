@@ -284,7 +284,7 @@ def planted_quality(cache: Path, params: NeardupParams, n_dragnet: int, seed: in
     started = time.perf_counter()
     with NearDuplicateFinder(params) as finder:
         for item in items:
-            finder.add_item(item)
+            finder.add(item)
         report = finder.finish()
     seconds = time.perf_counter() - started
     found = {frozenset((p.a, p.b)): p.pair_class for p in report.pairs}
@@ -381,7 +381,7 @@ def candidate_quality(cache: Path, params: NeardupParams) -> None:
         names[url] = name
     with NearDuplicateFinder(params) as finder:
         for item in items:
-            finder.add_item(item)
+            finder.add(item)
         report = finder.finish()
     found = {frozenset((names[p.a], names[p.b])): p for p in report.pairs}
     sharing = [key for key, (_, label) in checked.items() if label != "none"]
@@ -471,7 +471,7 @@ def scale_child(n_pages: int, method: str, cache: Path, seed: int) -> None:
     with NearDuplicateFinder(params) as finder:
         for item in generated_items(n_pages, pool, seed):
             started = time.perf_counter()
-            finder.add_item(item)
+            finder.add(item)
             busy += time.perf_counter() - started
         started = time.perf_counter()
         report = finder.finish()

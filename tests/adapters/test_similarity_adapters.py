@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import analysed
 from PIL import Image
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
@@ -172,7 +173,12 @@ def pipeline_output(tmp_path: Path) -> Path:
 
 
 def test_pipeline_writes_the_similar_pairs_at_close(pipeline_output: Path) -> object:
-    crawler = get_crawler(settings_dict={"WEBSIM_SIMILARITY_OUTPUT": str(pipeline_output)})
+    crawler = get_crawler(
+        settings_dict={
+            "WEBSIM_SIMILARITY_OUTPUT": str(pipeline_output),
+            "WEBSIM_ANALYSIS_WORKERS": 0,  # the items come without analysis: prepared here
+        }
+    )
     crawler.stats.open_spider()
     pipeline = build_from_crawler(SimilarityPipeline, crawler)
     items = [
@@ -183,7 +189,7 @@ def test_pipeline_writes_the_similar_pairs_at_close(pipeline_output: Path) -> ob
         {"url": "http://s.test/4", "html": ""},
     ]  # fmt: skip
     for item in items:
-        assert pipeline.process_item(item) is item
+        assert analysed(pipeline, item) is item
 
     def check(_result: object) -> None:
         result = json.loads(pipeline_output.read_text(encoding="utf-8"))

@@ -427,13 +427,13 @@ def test_similar_skips_malformed_records_by_reason(tmp_path: Path, capsys: Any) 
 )
 def test_any_record_is_kept_or_skipped_with_a_reason(record: dict[str, Any]) -> None:
     collector = PageCollector()
-    outcome = collector.add(record)
-    if isinstance(outcome, str):
-        assert collector.skipped == {outcome: 1} and not collector.pages
+    reason = collector.add(record)
+    if reason is not None:
+        assert collector.skipped == {reason: 1} and not collector.pages
     else:
-        assert record_problem(record) is None and collector.pages == [outcome]
+        assert record_problem(record) is None and len(collector.pages) == 1
     documents = DocumentCollector("all")
-    documents.add(record.get("url"), record.get("kind"), record.get("keywords"))
+    documents.add(record)
     assert documents.report.pages == 1
 
 
@@ -510,10 +510,10 @@ def test_a_crawl_checks_its_output_paths_at_start(
 def test_neardup_analyses_items_with_the_settings_given() -> None:
     item = {"url": "http://a.test/", "html": page_html("volcano", 1)}
     with NearDuplicateFinder() as finder:
-        assert finder.add_item(item) is None
+        assert finder.add(item) is None
     small = WebsimConfig.from_settings({"WEBSIM_MAX_PAGE_BYTES": "100"}).analysis
     with NearDuplicateFinder(analysis_params=small) as finder:
-        assert finder.add_item(item) == "too_large"
+        assert finder.add(item) == "too_large"
         assert finder.analysis_params.noise_filter is False  # chunks only: filters off
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import ReadReport, iter_jsonl
+from websim_crawler.core.neardup.pages import page_from_dict
 from websim_crawler.core.page import SiteTemplateMemory, analyse_page
 from websim_crawler.core.similarity import (
     colour_signature,
@@ -19,6 +19,7 @@ from websim_crawler.core.similarity import (
     page_features,
     similarity,
 )
+from websim_crawler.core.similarity.portable import features_from_dict
 from websim_crawler.distributed.seeds import parse_seed
 from websim_crawler.errors import InputFormatError, PageError, WebsimError
 
@@ -132,7 +133,7 @@ def test_saved_state_readers_raise_no_other_exception_than_input_format_errors(
     data: object,
 ) -> None:
     """The check is "no other exception": a state rebuilt from random data is not checked."""
-    for rebuild in (SiteTemplateMemory.from_dict, DocumentCollector("all").restore):
+    for rebuild in (SiteTemplateMemory.from_dict, features_from_dict, page_from_dict):
         try:
             rebuild(data)  # type: ignore[arg-type]
         except InputFormatError:

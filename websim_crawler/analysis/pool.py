@@ -17,6 +17,7 @@ are analysed one by one, never wrongly.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import dataclasses
 import logging
 import os
@@ -24,7 +25,7 @@ import resource
 import signal
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,8 @@ from websim_crawler.errors import PageError
 if TYPE_CHECKING:
     from pebble import ProcessPool
 
+    from websim_crawler.core.stage_records import StagePlan
+
 logger = logging.getLogger(__name__)
 
 _MEGABYTE = 1024 * 1024
@@ -60,6 +63,18 @@ class PageTask:
     template: frozenset[str] | None = None  # None: no template memory
     content_type: str | None = None
     page_kind: str | None = None  # the item's kind: each kind has its own template memory
+    # The item's other fields the end-of-crawl stages read (kind, links, screenshot), when the
+    # pool prepares their records (``stage_plan``).
+    fields: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class StageTask:
+    """One record that did not come through the page analysis, to prepare for the stages."""
+
+    record: dict[str, Any]
+    url: str | None
+    template: frozenset[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,13 +89,20 @@ class PageOutcome:
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     site: str | None = None
     fingerprints: tuple[str, ...] = ()
+    stage_record: dict[str, Any] | None = None  # what the end-of-crawl stages read
     dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
     failed: str | None = None  # worker_crash
     message: str = ""
 
 
-def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> PageOutcome:
-    """Analyse one page; a page that cannot be analysed is an outcome with its reason."""
+def analyse_task(
+    task: PageTask, params: AnalysisParams, chunk_detail: str, plan: StagePlan | None = None
+) -> PageOutcome:
+    """Analyse one page; a page that cannot be analysed is an outcome with its reason.
+
+    With a ``plan``, the outcome also carries the page's record for the end-of-crawl stages,
+    prepared from the item as the analysis pipeline leaves it.
+    """
     snapshot = TemplateSnapshot(task.template) if task.template is not None else None
     analysis: PageAnalysis | None = None
     try:
@@ -102,11 +124,53 @@ def analyse_task(task: PageTask, params: AnalysisParams, chunk_detail: str) -> P
             dropped="too_large",
             message="the analysis ran out of memory (WEBSIM_WORKER_MEMORY_MB)",
         )
+    record = analysis.to_dict(chunk_detail)
+    stage_record = None
+    if plan is not None:  # imported only by a crawl with a stage on (layout, sentences...)
+        from websim_crawler.core.stage_records import prepare_record
+
+        fields = task.fields or {}
+        analysed_item = {
+            **fields,
+            "url": task.url,
+            plan.html_field: None if plan.drop_html else task.html,
+            "links": fields.get("links") or list(record["links"]),
+            "keywords": record["keywords"],
+            "keyword_stems": record["keyword_stems"],
+            "title": fields.get("title") or record.get("title"),
+            "main_text": record["main_text"],
+            "language": record["language"],
+            "chunks": record.get("chunks"),
+        }
+        stage_record = prepare_record(analysed_item, plan, analysed=True)
     return PageOutcome(
-        record=analysis.to_dict(chunk_detail),
+        record=record,
         counts=dict(analysis.counts()),
         site=snapshot.site if snapshot is not None else None,
         fingerprints=snapshot.fingerprints if snapshot is not None else (),
+        stage_record=stage_record,
+    )
+
+
+def stage_task(task: StageTask, plan: StagePlan) -> PageOutcome:
+    """Prepare one record for the end-of-crawl stages (analysing it if the clustering needs
+    its keywords); a record that cannot be prepared is an outcome with its reason."""
+    from websim_crawler.core.stage_records import prepare_record
+
+    snapshot = TemplateSnapshot(task.template) if task.template is not None else None
+    stage_record: dict[str, Any] | None = None
+    # A MemoryError is answered below, once the exception and the objects it holds are freed.
+    with contextlib.suppress(MemoryError):
+        stage_record = prepare_record(task.record, plan, site_memory=snapshot)
+    if stage_record is None:
+        return PageOutcome(
+            dropped="too_large",
+            message="preparing the record ran out of memory (WEBSIM_WORKER_MEMORY_MB)",
+        )
+    return PageOutcome(
+        site=snapshot.site if snapshot is not None else None,
+        fingerprints=snapshot.fingerprints if snapshot is not None else (),
+        stage_record=stage_record,
     )
 
 
@@ -226,31 +290,54 @@ class AnalysisPool:
         url: str | None,
         content_type: str | None = None,
         page_kind: str | None = None,
+        fields: dict[str, Any] | None = None,
+        stage_plan: StagePlan | None = None,
     ) -> concurrent.futures.Future[PageOutcome]:
         """Start analysing a page; the future's result is its outcome (never an exception).
 
-        ``page_kind`` (an item's ``kind``) says which template memory of its site applies.
+        ``page_kind`` (an item's ``kind``) says which template memory of its site applies. With
+        a ``stage_plan`` (stages on), ``fields`` are the item's other fields the end-of-crawl
+        stages read, and the outcome carries the stages' record.
         """
-        template = None
-        if self.params.template_filter:
-            with self._memory_lock:
-                key = template_key(host_port_of(url), page_kind)
-                template = self.site_memory.template_of(key)
-        task = PageTask(html, url, template, content_type, page_kind)
+        if stage_plan is not None and not stage_plan.enabled:
+            stage_plan = None
+        template = self._template_of(url, page_kind)
+        task = PageTask(html, url, template, content_type, page_kind, fields)
+        return self._schedule(analyse_task, (task, self.params, self.chunk_detail, stage_plan))
+
+    def submit_record(
+        self, record: dict[str, Any], stage_plan: StagePlan
+    ) -> concurrent.futures.Future[PageOutcome]:
+        """Start preparing a record that did not come through the analysis for the stages of
+        ``stage_plan``; the future's result is an outcome with ``stage_record`` or a reason."""
+        url, kind = record.get("url"), record.get("kind")
+        url = url if isinstance(url, str) else None
+        task = StageTask(
+            record, url, self._template_of(url, kind if isinstance(kind, str) else None)
+        )
+        return self._schedule(stage_task, (task, stage_plan))
+
+    def _template_of(self, url: str | None, page_kind: str | None = None) -> frozenset[str] | None:
+        if not self.params.template_filter:
+            return None
+        with self._memory_lock:
+            return self.site_memory.template_of(template_key(host_port_of(url), page_kind))
+
+    def _schedule(
+        self, function: Callable[..., PageOutcome], args: tuple[Any, ...]
+    ) -> concurrent.futures.Future[PageOutcome]:
         outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
         if not self.workers:
             analysed: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
             try:
-                analysed.set_result(analyse_task(task, self.params, self.chunk_detail))
+                analysed.set_result(function(*args))
             except Exception as exc:  # a bug in the analysis: counted, the crawl goes on
                 analysed.set_exception(exc)
             outcome.set_result(self._recorded(self._outcome_of(analysed)))
             return outcome
         try:
             scheduled = self._process_pool().schedule(
-                analyse_task,
-                args=(task, self.params, self.chunk_detail),
-                timeout=self.pool_params.timeout or None,
+                function, args=args, timeout=self.pool_params.timeout or None
             )
         except (OSError, RuntimeError) as exc:  # no workers could be started: counted per page
             outcome.set_result(
@@ -263,6 +350,19 @@ class AnalysisPool:
             lambda future: outcome.set_result(self._recorded(self._outcome_of(future)))
         )
         return outcome
+
+    def map_records(
+        self, records: Iterable[dict[str, Any]], stage_plan: StagePlan
+    ) -> Iterator[PageOutcome]:
+        """Prepare records for the stages (``submit_record``); yield outcomes in their order,
+        at most ``max_pending`` in flight."""
+        window: deque[concurrent.futures.Future[PageOutcome]] = deque()
+        for record in records:
+            window.append(self.submit_record(record, stage_plan))
+            while len(window) >= self.pool_params.max_pending:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
 
     def map(
         self,

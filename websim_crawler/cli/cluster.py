@@ -23,6 +23,7 @@ from websim_crawler.cli._settings import (
     required_output,
 )
 from websim_crawler.cli._sources import FeedReader
+from websim_crawler.cli._stages import take_records
 from websim_crawler.core.clustering import (
     CandidateScore,
     ClusteringParams,
@@ -32,8 +33,7 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_report, check_output_path
-from websim_crawler.core.page import analyse_page, feature_keywords, new_template_memory
-from websim_crawler.errors import PageError
+from websim_crawler.core.stage_records import StagePlan
 
 
 def register(subparsers: Any) -> None:
@@ -80,32 +80,10 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(params.html_output)
     feeds = FeedReader(args.input, config.inputs)
     collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
-    site_memory = new_template_memory(config.analysis)
-    for record in progress(feeds, args, desc="reading", unit="page"):
-        url, kind, keywords = record.get("url"), record.get("kind"), feature_keywords(record)
-        main_text, language = record.get("main_text"), record.get("language")
-        page_title = record.get("title")
-        html = record.get(config.items.html_field)
-        if not keywords and isinstance(html, (str, bytes)) and html and collector.selects(kind):
-            try:
-                analysis = analyse_page(
-                    html,
-                    url if isinstance(url, str) else None,
-                    params=config.analysis,
-                    site_memory=site_memory,
-                    chunk_detail="none",
-                    page_kind=kind if isinstance(kind, str) else None,
-                )
-                keywords, main_text, language = (
-                    analysis.keyword_stems,
-                    analysis.main_text,
-                    analysis.language,
-                )
-                page_title = page_title or analysis.title
-            except PageError as exc:
-                collector.reject(f"analysis_{exc.reason}")
-                continue
-        collector.add(url, kind, keywords, main_text, language, page_title)
+    plan = StagePlan(
+        config.analysis, html_field=config.items.html_field, clustering_kind=params.kind
+    )
+    take_records(collector, progress(feeds, args, desc="reading", unit="page"), config, plan)
     feeds.check_read()
     for reason, count in feeds.report.skipped.items():
         key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds

@@ -18,8 +18,10 @@ from websim_crawler.cli._settings import (
     required_output,
 )
 from websim_crawler.cli._sources import FeedReader
+from websim_crawler.cli._stages import take_records
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
+from websim_crawler.core.stage_records import StagePlan
 
 
 def register(subparsers: Any) -> None:
@@ -57,8 +59,8 @@ def run(args: argparse.Namespace) -> int:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
         ) as finder:
-            for item in progress(feeds, args, desc="pages", unit=" pages"):
-                finder.add_item(item)
+            plan = StagePlan(config.analysis, html_field=config.items.html_field, neardup=params)
+            take_records(finder, progress(feeds, args, desc="pages", unit=" pages"), config, plan)
             feeds.check_read()
             if not progress_disabled(args) and sys.stderr.isatty():
                 print("finding pairs ...", file=sys.stderr)

@@ -21,10 +21,12 @@ from websim_crawler.cli._settings import (
     required_output,
 )
 from websim_crawler.cli._sources import FeedReader
+from websim_crawler.cli._stages import take_records
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
+from websim_crawler.core.stage_records import StagePlan
 
 
 def register(subparsers: Any) -> None:
@@ -53,10 +55,10 @@ def run(args: argparse.Namespace) -> int:
     params = ask(config.similarity, COLLECTION_QUESTION)
     feeds = FeedReader(args.input, config.inputs)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
-    for record in progress(feeds, args, desc="pages", unit="page"):
-        collector.add(record)
+    plan = StagePlan(config.analysis, html_field=config.items.html_field, similarity=params)
+    take_records(collector, progress(feeds, args, desc="pages", unit="page"), config, plan)
     feeds.check_read()
-    pages = collector.pages
+    pages = collector.finish()
     problems = sum(1 for page in pages if page.problems)
     result = find_similar_pairs(
         pages, params, lambda pairs: progress(pairs, args, desc="pairs", unit="pair")

@@ -34,6 +34,7 @@ FAILED_FINISH_REASONS = {
 FAILED_OUTPUTS = {
     "websim/cluster/failed": "the clusters report could not be written",
     "websim/neardup/failed": "the near-duplicate report could not be written",
+    "websim/similarity/failed": "the similar pairs could not be written",
 }
 # Stats the deepweb spider's end-of-crawl diagnosis sets when its records cannot be results.
 FAILED_DIAGNOSES = {

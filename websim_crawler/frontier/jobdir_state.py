@@ -24,10 +24,10 @@ logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-def state_path(settings: SettingsLike, name: str) -> Path | None:
+def state_path(settings: SettingsLike, name: str, suffix: str = ".json") -> Path | None:
     """Return the file of state ``name`` in ``JOBDIR``, or ``None`` when no JOBDIR is set."""
     jobdir = settings.get("JOBDIR")
-    return Path(str(jobdir)) / f"websim-{name}.json" if jobdir else None
+    return Path(str(jobdir)) / f"websim-{name}{suffix}" if jobdir else None
 
 
 def load_state(

@@ -11,7 +11,6 @@ order their analysis ends.
 
 from __future__ import annotations
 
-import concurrent.futures
 import logging
 from typing import Any
 
@@ -22,15 +21,18 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.analysis.pool import AnalysisPool, PageOutcome
+from websim_crawler.analysis.pool import AnalysisPool
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.html import DOUBTFUL
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.frontier.jobdir_state import load_state, save_state
+from websim_crawler.pipelines._collection import outcome_of, stage_records_of
 
 logger = logging.getLogger(__name__)
 
 SITE_MEMORY_STATE = "site-memory"  # JOBDIR/websim-site-memory.json
+# Item fields the end-of-crawl stages read beside what the analysis writes.
+STAGE_ITEM_FIELDS = ("kind", "links", "screenshot", "title")
 
 
 class PageAnalysisPipeline:
@@ -41,6 +43,8 @@ class PageAnalysisPipeline:
         self.config = config
         # A resumed JOBDIR crawl takes back its per-site template memory.
         saved = load_state(crawler.settings, SITE_MEMORY_STATE, SiteTemplateMemory.from_dict)
+        # The workers also prepare each page's record for the end-of-crawl stages that are on.
+        self.stage_records = stage_records_of(crawler)
         self.pool = AnalysisPool(config.analysis, config.pool, saved)
         self._warned_fields: set[str] = set()
         self._slots = DeferredSemaphore(config.pool.max_pending)
@@ -87,6 +91,9 @@ class PageAnalysisPipeline:
         if not isinstance(html, (str, bytes)):
             stats.inc_value("websim/pages/dropped/no_html")
             raise DropItem(f"no_html: no HTML in field {self.config.items.html_field!r} ({url})")
+        plan, fields = self.stage_records.plan, None
+        if plan.enabled:  # what the stages read beside the analysis
+            fields = {name: adapter.get(name) for name in STAGE_ITEM_FIELDS}
         if self.pool.workers:
             self._waiting += 1
             try:
@@ -94,7 +101,10 @@ class PageAnalysisPipeline:
                 if self._starting is not None:
                     await maybe_deferred_to_future(self._starting)
                 try:
-                    outcome = await self._analysed(html, url, kind)
+                    future = self.pool.submit(
+                        html, url, page_kind=kind, fields=fields, stage_plan=plan
+                    )
+                    outcome = await outcome_of(future)
                 finally:
                     self._slots.release()
             finally:
@@ -104,12 +114,15 @@ class PageAnalysisPipeline:
                         drained.callback(None)
                     self._drained.clear()
         else:  # in this process: nothing to wait for
-            outcome = self.pool.submit(html, url, page_kind=kind).result()
+            outcome = self.pool.submit(
+                html, url, page_kind=kind, fields=fields, stage_plan=plan
+            ).result()
         if outcome.dropped or outcome.failed or outcome.record is None:
             fate = f"dropped/{outcome.dropped}" if outcome.dropped else f"failed/{outcome.failed}"
             stats.inc_value(f"websim/pages/{fate}")
             raise DropItem(f"{outcome.dropped or outcome.failed}: {outcome.message} ({url})")
         self._write_fields(adapter, outcome.record)
+        self.stage_records.put(item, outcome.stage_record)
         self._write_confidence(adapter, outcome.record, url)
         stats.inc_value("websim/pages/analysed")
         for fate, count in outcome.counts.items():
@@ -118,19 +131,6 @@ class PageAnalysisPipeline:
         if not outcome.record["main_text"]:
             stats.inc_value("websim/pages/no_main_text")
         return item
-
-    async def _analysed(self, html: str | bytes, url: str | None, kind: str | None) -> PageOutcome:
-        """Hand the page to the pool and wait, without blocking the reactor, for its outcome."""
-        from twisted.internet import reactor
-
-        future = self.pool.submit(html, url, page_kind=kind)
-        waiting: Deferred[PageOutcome] = Deferred()
-
-        def deliver(done: concurrent.futures.Future[PageOutcome]) -> None:
-            reactor.callFromThread(waiting.callback, done.result())
-
-        future.add_done_callback(deliver)
-        return await maybe_deferred_to_future(waiting)
 
     def _write_fields(self, adapter: ItemAdapter, record: dict[str, Any]) -> None:
         values: dict[str, Any] = {

@@ -1,7 +1,9 @@
 """The clustering pipeline: collect each page's keywords, cluster them when the crawl closes.
 
 Enabled by ``WEBSIM_CLUSTERS_OUTPUT``; place it after ``PageAnalysisPipeline`` (which writes the
-``keywords`` it reads). The clustering runs in a thread so the reactor keeps serving.
+``keywords`` it reads; an item without keywords is analysed in the worker pool). The clustering
+runs in a thread so the reactor keeps serving; the stage's contract (JOBDIR journal, failed
+output) is ``pipelines._collection``.
 """
 
 from __future__ import annotations
@@ -9,91 +11,64 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from itemadapter import ItemAdapter
-from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet.threads import deferToThread
-
-from websim_crawler.config import websim_config
+from websim_crawler.config import WebsimConfig
 from websim_crawler.core.clustering import (
-    ClusteringParams,
     ClusteringResult,
     DocumentCollector,
     build_report,
     cluster_documents,
     render_html,
 )
-from websim_crawler.core.io import atomic_write_report, check_output_path
-from websim_crawler.core.page import feature_keywords
-from websim_crawler.core.text import DEFAULT_STEMMER
-from websim_crawler.errors import WebsimError
-from websim_crawler.frontier.jobdir_state import load_state, save_state
+from websim_crawler.core.io import atomic_write_report
+from websim_crawler.core.stage_records import CLUSTER_FIELDS, CLUSTER_SKIP
+from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)
 
-BUFFER_STATE = "clustering-buffer"  # JOBDIR/websim-clustering-buffer.json
 
+class ClusteringPipeline(CollectionPipeline):
+    """Collect (url, kind, keywords, keyword forms) of each item; write the report at the end."""
 
-class ClusteringPipeline:
-    """Buffer (url, kind, keywords, keyword forms) of each item; write the report at the end."""
-
-    def __init__(
-        self, crawler: Crawler, params: ClusteringParams, stemmer_name: str = DEFAULT_STEMMER
-    ) -> None:
-        self.crawler = crawler
-        self.params = params
-        self.collector = DocumentCollector(params.kind, stemmer_name=stemmer_name)
-        load_state(crawler.settings, BUFFER_STATE, self.collector.restore)  # a resumed crawl
+    name = "cluster"
+    section = "clustering"
+    output_setting = "WEBSIM_CLUSTERS_OUTPUT"
+    record_fields = (*CLUSTER_FIELDS, CLUSTER_SKIP)
+    stage: DocumentCollector
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> ClusteringPipeline:
-        """Build the pipeline; ``NotConfigured`` unless ``WEBSIM_CLUSTERS_OUTPUT`` is set."""
-        config = websim_config(crawler)
+    def outputs_of(cls, config: WebsimConfig) -> list[str]:
+        """Return the JSON report and the HTML report, when asked for."""
         params = config.clustering
-        if not params.output:
-            raise NotConfigured("WEBSIM_CLUSTERS_OUTPUT is not set")
-        for path in (params.output, params.html_output):
-            if path:
-                check_output_path(path)  # a folder or a read-only place stops the crawl now
+        return [path for path in (params.output, params.html_output) if path]
+
+    @classmethod
+    def log_enabled(cls, config: WebsimConfig) -> None:
+        """Log the clustering's kind and outputs."""
+        params = config.clustering
         logger.info(
             "websim clustering enabled: %s pages -> %s%s",
             params.kind,
             params.output,
             f" and {params.html_output}" if params.html_output else "",
         )
-        return cls(crawler, params, config.analysis.stemmer)
 
-    def process_item(self, item: Any) -> Any:
-        """Remember the item's URL, kind and keywords; the item passes on unchanged."""
-        adapter = ItemAdapter(item)
-        kept = self.collector.add(
-            adapter.get("url"),
-            adapter.get("kind"),
-            feature_keywords(adapter),
-            adapter.get("main_text"),
-            adapter.get("language"),
-            adapter.get("title"),
-        )
-        assert self.crawler.stats is not None
-        self.crawler.stats.inc_value(
-            "websim/cluster/pages/kept" if kept else "websim/cluster/pages/skipped"
-        )
-        return item
+    def build_stage(self, config: WebsimConfig) -> DocumentCollector:
+        """Return the collector of the pages to cluster."""
+        return DocumentCollector(config.clustering.kind, stemmer_name=config.analysis.stemmer)
 
-    async def close_spider(self) -> None:
-        """Cluster the collected pages in a thread and write the report files atomically."""
+    def finish_and_write(self) -> ClusteringResult:
+        """Cluster the collected pages and write the report files atomically."""
+        params = self.config.clustering
+        documents, input_report = self.stage.finish()
+        result = cluster_documents(documents, params, input_report)
+        html = render_html(result) if params.html_output else ""
+        atomic_write_report(self.output, build_report(result), params.html_output, html)
+        return result
+
+    def report(self, result: Any) -> None:
+        """Set the clustering's stats and log where the report is."""
         stats = self.crawler.stats
         assert stats is not None
-        save_state(self.crawler.settings, BUFFER_STATE, self.collector.to_dict())
-        try:
-            result: ClusteringResult = await maybe_deferred_to_future(
-                deferToThread(self._cluster_and_write)
-            )
-        except (WebsimError, OSError) as exc:
-            stats.inc_value("websim/cluster/failed")
-            logger.error("websim clustering failed, %s not written: %s", self.params.output, exc)
-            return
         for reason, count in result.input_report.skipped.items():
             stats.set_value(f"websim/cluster/skipped/{reason}", count)
         stats.set_value("websim/cluster/documents", len(result.documents))
@@ -104,12 +79,5 @@ class ClusteringPipeline:
             "websim clustering: %d page(s) in %d cluster(s) written to %s",
             len(result.documents),
             result.n_clusters,
-            self.params.output,
+            self.output,
         )
-
-    def _cluster_and_write(self) -> ClusteringResult:
-        result = cluster_documents(self.collector.documents, self.params, self.collector.report)
-        assert self.params.output is not None
-        html = render_html(result) if self.params.html_output else ""
-        atomic_write_report(self.params.output, build_report(result), self.params.html_output, html)
-        return result

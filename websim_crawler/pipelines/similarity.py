@@ -2,8 +2,11 @@
 
 Enable it with ``WEBSIM_SIMILARITY_OUTPUT=pairs.json`` and ``ITEM_PIPELINES`` entry
 ``websim_crawler.pipelines.similarity.SimilarityPipeline`` (after the analysis pipeline, so the
-items carry their keywords). Each page is parsed once when it passes; the pairs are found in a
-thread when the spider closes and written atomically.
+items carry their keywords). Each page's features (layout, links, keywords, screenshot colours)
+are computed by the analysis worker that parsed it (an item that comes without the analysis is
+prepared in the worker pool too); the pairs are found in a thread when the spider closes and
+written atomically. The stage's contract (JOBDIR journal, failed output) is
+``pipelines._collection``.
 """
 
 from __future__ import annotations
@@ -13,87 +16,76 @@ import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from itemadapter import ItemAdapter
-from scrapy.crawler import Crawler
-from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
-from twisted.internet import threads
-
-from websim_crawler.config import WebsimConfig, websim_config
-from websim_crawler.core.io import atomic_write_json, check_output_path
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import SimilarPairs, find_similar_pairs
 from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
+from websim_crawler.core.stage_records import SIMILARITY_FEATURES, SIMILARITY_SKIP
+from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)
 
 PROGRESS_INTERVAL_SECONDS = 10.0
 
 
-class SimilarityPipeline:
+class SimilarityPipeline(CollectionPipeline):
     """Collect each page's similarity features; find and write the similar pairs at the end."""
 
-    def __init__(self, crawler: Crawler, config: WebsimConfig, output: str) -> None:
-        self.crawler = crawler
-        self.config = config
-        self.output = output
-        self.params = ask(config.similarity, COLLECTION_QUESTION)
-        self.collector = PageCollector(
-            config.similarity, config.analysis, html_field=config.items.html_field
-        )
+    name = "similarity"
+    section = "similarity"
+    output_setting = "WEBSIM_SIMILARITY_OUTPUT"
+    record_fields = ("url", SIMILARITY_FEATURES, SIMILARITY_SKIP)
+    stage: PageCollector
 
     @classmethod
-    def from_crawler(cls, crawler: Crawler) -> SimilarityPipeline:
-        """Build the stage; ``NotConfigured`` when ``WEBSIM_SIMILARITY_OUTPUT`` is unset."""
-        config = websim_config(crawler)
-        output = config.similarity.output
-        if not output:
-            raise NotConfigured("WEBSIM_SIMILARITY_OUTPUT is not set")
-        check_output_path(output)  # a folder or a read-only place stops the crawl now
-        logger.info("websim pairwise similarity enabled, writing %s", output)
-        return cls(crawler, config, output)
+    def log_enabled(cls, config: WebsimConfig) -> None:
+        """Log where the pairs go."""
+        logger.info("websim pairwise similarity enabled, writing %s", config.similarity.output)
 
-    def process_item(self, item: Any) -> Any:
-        """Keep the page's features (parsed once); the item passes unchanged."""
+    def build_stage(self, config: WebsimConfig) -> PageCollector:
+        """Return the collector of the pages' features."""
+        return PageCollector(config.similarity, config.analysis, html_field=config.items.html_field)
+
+    def count_taken(self, record: Any, reason: str | None) -> None:
+        """Count a page kept (and the problems of its features) or skipped by reason."""
         stats = self.crawler.stats
         assert stats is not None
-        features = self.collector.add(ItemAdapter(item))
-        if isinstance(features, str):
-            stats.inc_value(f"websim/similarity/skipped/{features}")
-            return item
-        for problem in features.problems:
+        if reason is not None:
+            stats.inc_value(f"websim/similarity/skipped/{reason}")
+            return
+        for problem in self.stage.pages[-1].problems:
             stats.inc_value(f"websim/similarity/problems/{problem.split(':', 1)[0]}")
         stats.inc_value("websim/similarity/pages")
-        return item
 
-    async def close_spider(self) -> None:
-        """Find the similar pairs in a thread and write them atomically."""
-        result = await maybe_deferred_to_future(threads.deferToThread(self._find_and_write))
+    def finish_and_write(self) -> SimilarPairs:
+        """Find the similar pairs and write them atomically."""
+        # The question a crawl asks (same-template: groups of pages), candidates from LSH only,
+        # at most WEBSIM_SIMILARITY_MAX_PAIRS of them.
+        params = ask(self.config.similarity, COLLECTION_QUESTION)
+        pairs = find_similar_pairs(self.stage.finish(), params, _logged_progress, always_block=True)
+        atomic_write_json(self.output, pairs.to_dict())
+        return pairs
+
+    def report(self, result: Any) -> None:
+        """Set the pair counts and log where they are."""
         stats = self.crawler.stats
         assert stats is not None
         stats.set_value("websim/similarity/candidate_pairs", result.candidate_pairs)
         stats.set_value("websim/similarity/capped_pairs", result.capped_pairs)
         stats.set_value("websim/similarity/similar_pairs", len(result.pairs))
         stats.set_value("websim/similarity/groups", len(result.groups))
-
-    def _find_and_write(self) -> SimilarPairs:
-        # Candidates from LSH only, at most WEBSIM_SIMILARITY_MAX_PAIRS of them.
-        pairs = find_similar_pairs(
-            self.collector.pages, self.params, _logged_progress, always_block=True
-        )
-        atomic_write_json(self.output, pairs.to_dict())
         logger.info(
             "%s: %d groups of similar pages, %d similar pairs of %d pages (%d candidate pairs, "
             "%d over the cap) written to %s",
-            pairs.question,
-            len(pairs.groups),
-            len(pairs.pairs),
-            pairs.pages,
-            pairs.candidate_pairs,
-            pairs.capped_pairs,
+            result.question,
+            len(result.groups),
+            len(result.pairs),
+            result.pages,
+            result.candidate_pairs,
+            result.capped_pairs,
             self.output,
         )
-        return pairs
 
 
 def _logged_progress(pairs: Iterable[tuple[int, int]]) -> Iterator[tuple[int, int]]:

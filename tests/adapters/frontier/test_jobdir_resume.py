@@ -3,16 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
-import subprocess
 import sys
-import threading
-import time
 from collections import Counter
-from collections.abc import Callable
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -20,19 +14,16 @@ import pytest
 import pytest_twisted
 from conftest import analysed
 from scrapy.utils.defer import deferred_from_coro
-from scrapy.utils.test import get_crawler
+from support.crawl_runs import QUERIES, run_crawl, serve_slow_demo, stage_pipelines
 
-from websim_crawler.core.clustering import DocumentCollector
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.page import SiteTemplateMemory
-from websim_crawler.demo.site import Archive, DemoSite, make_handler
+from websim_crawler.demo.site import DemoSite
 from websim_crawler.frontier.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
 from websim_crawler.frontier.jobdir_state import load_state, save_state, state_path
-from websim_crawler.pipelines.analysis import PageAnalysisPipeline
-from websim_crawler.pipelines.clustering import BUFFER_STATE, ClusteringPipeline
+from websim_crawler.pipelines._collection import StageJournal
 
 REPO = Path(__file__).resolve().parents[3]
-QUERIES = "astronomy,bread,beekeeping,cycling,volcanoes"
 
 
 def test_state_round_trip_and_bad_files_start_afresh(tmp_path: Path) -> None:
@@ -50,17 +41,26 @@ def test_state_round_trip_and_bad_files_start_afresh(tmp_path: Path) -> None:
     assert load_state(settings, "x", SiteTemplateMemory.from_dict) is None  # malformed
 
 
-def test_collector_buffer_round_trips() -> None:
-    collector = DocumentCollector("record")
-    collector.add("http://a/1", "record", {"bee": 2, "hive": 1})
-    collector.add("http://a/1", "record", {"bee": 2})
-    collector.add("http://a/2", "results", {"x": 1})
-    restored = DocumentCollector("record")
-    restored.restore(json.loads(json.dumps(collector.to_dict())))
-    assert restored.documents == collector.documents
-    assert restored.report.skipped == {"duplicate_url": 1, "other_kind": 1}
-    assert restored.report.pages == 3
-    assert restored.add("http://a/1", "record", {"bee": 1}) is False  # still known
+def test_stage_journal_replays_whole_lines_and_cuts_off_a_cut_one(tmp_path: Path) -> None:
+    path = tmp_path / "websim-cluster-journal.jsonl"
+    journal = StageJournal(path)
+    assert journal.replay() == []
+    journal.append({"url": "http://a/1", "keywords": {"bee": 2}})
+    journal.append({"skipped": "no_keywords"})
+    journal.close()
+    with path.open("ab") as handle:
+        handle.write(b'{"url": "http://a/2", "keyw')  # a SIGKILL in the middle of a line
+    resumed = StageJournal(path)
+    assert resumed.replay() == [
+        {"url": "http://a/1", "keywords": {"bee": 2}},
+        {"skipped": "no_keywords"},
+    ]
+    assert (resumed.replayed, resumed.lost) == (2, 1)
+    resumed.append({"url": "http://a/3"})  # appended after the last whole line
+    resumed.close()
+    again = StageJournal(path)
+    assert [entry.get("url") for entry in again.replay()] == ["http://a/1", None, "http://a/3"]
+    assert again.lost == 0
 
 
 def page(number: int) -> dict[str, object]:
@@ -80,27 +80,43 @@ def test_pipelines_save_and_restore_their_state(tmp_path: Path) -> Any:
     settings = {
         "JOBDIR": str(tmp_path / "job"),
         "WEBSIM_CLUSTERS_OUTPUT": str(tmp_path / "clusters.json"),
+        "WEBSIM_CLUSTERS_N": 2,
+        "WEBSIM_SIMILARITY_OUTPUT": str(tmp_path / "pairs.json"),
+        "WEBSIM_NEARDUP_OUTPUT": str(tmp_path / "neardup.json"),
         "WEBSIM_ANALYSIS_WORKERS": 0,
         "WEBSIM_CHUNK_DETAIL": "full",
     }
-    analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
-    clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
+    _, analysis, stages = stage_pipelines(settings)
     for number in range(5):
-        clustering.process_item(analysed(analysis, page(number)))
+        item = analysed(analysis, page(number))
+        for stage in stages:
+            analysed(stage, item)
     yield deferred_from_coro(analysis.close_spider())
-    # What ClusteringPipeline.close_spider saves before it clusters (the crawl test runs it).
-    save_state(settings, BUFFER_STATE, clustering.collector.to_dict())
+    # The stages are not closed: as after a SIGKILL, only their journals are left.
+    for stage in stages:
+        assert stage.journal is not None
+        stage.journal.close()
 
-    resumed_analysis = PageAnalysisPipeline.from_crawler(get_crawler(settings_dict=settings))
-    resumed_clustering = ClusteringPipeline.from_crawler(get_crawler(settings_dict=settings))
+    _, resumed_analysis, resumed = stage_pipelines(settings)
     assert resumed_analysis.pool.site_memory.to_dict() == analysis.pool.site_memory.to_dict()
     assert len(resumed_analysis.pool.site_memory) > 0
-    assert resumed_clustering.collector.documents == clustering.collector.documents
-    assert len(resumed_clustering.collector.documents) == 5
+    assert resumed[0].stage.documents == stages[0].stage.documents
+    assert len(resumed[0].stage.documents) == 5
+    assert [p.url for p in resumed[1].stage.pages] == [p.url for p in stages[1].stage.pages]
+    assert resumed[2].stage.pages_seen == 5
     # The footer, seen on 5 pages before, is template for the resumed pipeline at once.
     item = analysed(resumed_analysis, page(6))
     (footer,) = [chunk for chunk in item["chunks"] if "Copyright" in chunk["text"]]
     assert footer["is_main"] is False
+    for stage in resumed:
+        analysed(stage, item)
+        yield deferred_from_coro(stage.close_spider())
+    # Every output covers the pages of both runs.
+    clusters = json.loads((tmp_path / "clusters.json").read_text(encoding="utf-8"))
+    assert clusters["input"]["pages"] == 6  # (unrelated pages: no keyword is shared)
+    assert json.loads((tmp_path / "pairs.json").read_text(encoding="utf-8"))["pages"] == 6
+    neardup = json.loads((tmp_path / "neardup.json").read_text(encoding="utf-8"))
+    assert neardup["stats"]["pages"]["indexed"] == 6
 
 
 def crawl(site: str, folder: Path, *, stop_after: int | None = None) -> int:
@@ -127,26 +143,6 @@ def crawl(site: str, folder: Path, *, stop_after: int | None = None) -> int:
 
     # SIGTERM: a graceful stop, as Ctrl-C
     return run_crawl(command, scraped_enough if stop_after else None, signal.SIGTERM)
-
-
-def run_crawl(
-    command: list[str], stop_when: Callable[[], bool] | None, stop_signal: signal.Signals
-) -> int:
-    """Run a crawl; send ``stop_signal`` once ``stop_when()`` holds; return its exit code."""
-    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
-    process = subprocess.Popen(command, cwd=REPO, env=environment)
-    try:
-        if stop_when is not None:
-            deadline = time.monotonic() + 120
-            while process.poll() is None and time.monotonic() < deadline:
-                if stop_when():
-                    process.send_signal(stop_signal)
-                    break
-                time.sleep(0.01)
-        return process.wait(timeout=180)
-    finally:
-        if process.poll() is None:
-            process.kill()
 
 
 def clusters_of(folder: Path) -> set[frozenset[str]]:
@@ -182,21 +178,6 @@ def test_sigterm_then_resume_gives_the_uninterrupted_pages_and_clusters(tmp_path
 
 CONCURRENCY = 4
 ANALYSIS_PENDING = 4
-
-
-def serve_slow_demo(delay: float) -> tuple[ThreadingHTTPServer, str]:
-    """The demo site answering each request after ``delay`` s, so requests are in flight."""
-    base = make_handler(Archive.bundled())
-
-    class SlowHandler(base):  # type: ignore[valid-type,misc]
-        def answer(self, path: str, parameters: dict[str, str]) -> None:
-            time.sleep(delay)
-            super().answer(path, parameters)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), SlowHandler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
 def fast_crawl(site: str, folder: Path, *, kill_at_lines: int | None = None) -> int:

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 import pytest_twisted
+from conftest import analysed
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
@@ -64,7 +65,7 @@ def test_pipeline_writes_clusters_and_html_at_close(tmp_path: Path) -> Any:
     pipeline = build_from_crawler(ClusteringPipeline, crawler)
     for record in crawl_records():
         item = PageItem(**record)
-        assert pipeline.process_item(item) is item
+        assert analysed(pipeline, item) is item
     yield deferred_from_coro(pipeline.close_spider())
 
     report = json.loads(output.read_text(encoding="utf-8"))
@@ -196,7 +197,7 @@ def test_pipeline_reports_keywords_in_their_surface_form(tmp_path: Path) -> Any:
                 "main_text": text,
                 "language": "en",
             }
-            pipeline.process_item(item)
+            analysed(pipeline, item)
     yield deferred_from_coro(pipeline.close_spider())
     report = json.loads(output.read_text(encoding="utf-8"))
     shown = {k["stem"]: k["term"] for c in report["clusters"] for k in c["top_keywords"]}

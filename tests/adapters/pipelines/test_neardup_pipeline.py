@@ -55,8 +55,8 @@ def test_pipeline_after_the_analysis_writes_the_report(tmp_path: Path) -> Any:
     for url, sentences in records:
         item = analysed(analysis, PageItem(url=url, html=page(sentences)))
         assert item["chunks"]
-        assert pipeline.process_item(item) is item
-    pipeline.process_item(PageItem(url="http://news.test/empty"))
+        assert analysed(pipeline, item) is item
+    analysed(pipeline, PageItem(url="http://news.test/empty"))
     yield deferred_from_coro(pipeline.close_spider())
 
     report = json.loads(output.read_text(encoding="utf-8"))

@@ -288,7 +288,7 @@ def test_upper_bound_and_coarse_grid() -> None:
 def collect(pages: Sequence[tuple[Any, str, object]], kind: str = "record") -> DocumentCollector:
     collector = DocumentCollector(kind)
     for url, page_kind, keywords in pages:
-        collector.add(url, page_kind, keywords)
+        collector.add({"url": url, "kind": page_kind, "keywords": keywords})
     return collector
 
 
@@ -423,8 +423,10 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
     }
     for url, text in pages.items():
         keywords = Counter(keyword_tokens(text, "en"))
-        assert collector.add(url, "record", keywords, text, "en")
-    collector.add("http://a/5", "record", {"telescop": 9, "dark": 1})  # no text: no forms
+        record = {"url": url, "kind": "record", "keywords": keywords}
+        assert collector.add(record | {"main_text": text, "language": "en"}) is None
+    # no text: no forms
+    collector.add({"url": "http://a/5", "kind": "record", "keywords": {"telescop": 9, "dark": 1}})
     assert collector.documents[0].forms == {
         "telescop": {"telescopes": 2, "telescope": 1},
         "sky": {"skies": 1},
@@ -440,11 +442,6 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
     report = build_report(result)
     first = report["clusters"][0]["top_keywords"][0]
     assert set(first) == {"term", "stem", "weight"} and first["weight"] > 0
-    restored = DocumentCollector("record")
-    restored.restore(json.loads(json.dumps(collector.to_dict())))
-    assert restored.documents == collector.documents
-    restored.restore({"documents": [["http://a/1", {"x": 1}]], "pages": 1, "skipped": {}})
-    assert restored.documents[0].forms is None  # a buffer saved before forms were kept
 
 
 def test_clusters_do_not_depend_on_the_order_pages_arrive_in() -> None:

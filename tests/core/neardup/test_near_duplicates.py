@@ -460,7 +460,7 @@ def test_minhash_method_finds_the_close_pairs_of_the_exact_one() -> None:
 
 def test_finder_cleans_its_temporary_folder(tmp_path: Path) -> None:
     with NearDuplicateFinder(NeardupParams(spill_dir=str(tmp_path))) as finder:
-        finder.add_item(item("http://a.com/1", SENTENCES[:3]))
+        finder.add(item("http://a.com/1", SENTENCES[:3]))
         assert len(list(tmp_path.iterdir())) == 1
         report = finder.finish()
     assert report.stats["pages"]["indexed"] == 1

@@ -27,8 +27,10 @@ from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
+from websim_crawler.core.page import feature_keywords
+from websim_crawler.core.stage_records import CLUSTER_SKIP
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
-from websim_crawler.errors import ConfigError, InputFormatError
+from websim_crawler.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -89,40 +91,40 @@ class DocumentCollector:
         """Tell whether pages of this item kind are clustered."""
         return self.kinds is None or kind in self.kinds
 
-    def reject(self, reason: str) -> None:
+    def skip(self, reason: str) -> None:
         """Count one page left out before it reached ``add`` (its analysis failed, say)."""
         self.report.pages += 1
         self.report.skip(reason)
 
-    def add(
-        self,
-        url: Any,
-        kind: Any,
-        keywords: Any,
-        main_text: Any = None,
-        language: Any = None,
-        title: Any = None,
-    ) -> bool:
-        """Offer one page; return whether it was kept (a skip is counted by reason).
+    def add(self, record: Mapping[str, Any]) -> str | None:
+        """Offer one record (url, kind, keywords, main_text, language, title); return why it
+        was skipped (counted by reason), or ``None`` when it was kept.
 
         With the page's main text and language, its keywords' surface forms are kept too (the
         report shows ``telescope`` rather than the stem ``telescop``); with its title, the HTML
-        report names the page by it.
+        report names the page by it. A record prepared by ``core.stage_records`` may carry the
+        reason its analysis failed instead.
         """
+        if isinstance(record.get(CLUSTER_SKIP), str):
+            self.skip(record[CLUSTER_SKIP])
+            return str(record[CLUSTER_SKIP])
+        url, kind, keywords = record.get("url"), record.get("kind"), feature_keywords(record)
+        main_text, language = record.get("main_text"), record.get("language")
         self.report.pages += 1
+        reason = None
         if not self.selects(kind):
-            self.report.skip("other_kind")
-            return False
-        if not isinstance(url, str) or not url:
-            self.report.skip("no_url")
-            return False
-        if url in self._seen_urls:
-            self.report.skip("duplicate_url")
-            return False
-        counts = _clean_keywords(keywords)
-        if not counts:
-            self.report.skip("no_keywords")
-            return False
+            reason = "other_kind"
+        elif not isinstance(url, str) or not url:
+            reason = "no_url"
+        elif url in self._seen_urls:
+            reason = "duplicate_url"
+        counts = _clean_keywords(keywords) if reason is None else {}
+        if reason is None and not counts:
+            reason = "no_keywords"
+        if reason is not None:
+            self.report.skip(reason)
+            return reason
+        assert isinstance(url, str)
         self._seen_urls.add(url)
         forms = None
         if isinstance(main_text, str) and isinstance(language, str) and language:
@@ -133,52 +135,12 @@ class DocumentCollector:
                 ).items()
                 if stem in counts and set(form_counts) != {stem}
             }
-        self.documents.append(Document(url, counts, forms, _clean_title(title)))
-        return True
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the collected pages and counts as JSON-safe data (for JOBDIR persistence)."""
-        return {
-            "documents": [
-                [document.url, dict(document.keywords), document.forms, document.title]
-                for document in self.documents
-            ],
-            "pages": self.report.pages,
-            "skipped": dict(self.report.skipped),
-        }
-
-    def restore(self, data: Mapping[str, Any]) -> None:
-        """Take back the pages and counts saved with ``to_dict`` (replacing the current ones)."""
-        try:
-            documents = [
-                Document(
-                    str(entry[0]),
-                    _clean_keywords(entry[1]),
-                    _clean_forms(entry[2:]),
-                    _clean_title(entry[3] if len(entry) > 3 else None),
-                )
-                for entry in data["documents"]
-            ]
-            skipped = {str(reason): int(count) for reason, count in data["skipped"].items()}
-            pages = int(data["pages"])
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError) as exc:
-            raise InputFormatError(f"not a saved clustering buffer: {exc}") from exc
-        self.documents = documents
-        self._seen_urls = {document.url for document in documents}
-        self.report.pages = pages
-        self.report.skipped = skipped
-
-
-def _clean_forms(rest: Any) -> dict[str, dict[str, int]] | None:
-    """Return the saved surface forms of a buffered page (None when it had no text, or in a
-    buffer saved before forms were kept)."""
-    if not rest or not isinstance(rest[0], Mapping):
+        self.documents.append(Document(url, counts, forms, _clean_title(record.get("title"))))
         return None
-    return {
-        str(stem): {str(form): int(count) for form, count in counts.items()}
-        for stem, counts in rest[0].items()
-        if isinstance(counts, Mapping)
-    }
+
+    def finish(self) -> tuple[list[Document], InputReport]:
+        """Return the collected pages and the counts of what was left out."""
+        return self.documents, self.report
 
 
 def _clean_title(title: Any) -> str | None:

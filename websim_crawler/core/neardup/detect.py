@@ -25,6 +25,7 @@ from websim_crawler.core.neardup.pages import (
     CHUNKS_ONLY,
     PageSentences,
     chunks_only,
+    page_from_dict,
     page_sentences,
 )
 from websim_crawler.core.neardup.params import NeardupParams
@@ -39,6 +40,7 @@ from websim_crawler.core.neardup.relations import (
     url_hash,
 )
 from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.stage_records import NEARDUP_SENTENCES, NEARDUP_SKIP
 from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 
@@ -230,15 +232,30 @@ class NearDuplicateFinder:
     ) -> None:
         self.close()
 
-    def add_item(self, item: Mapping[str, Any]) -> str | None:
-        """Add a crawl item; return why it was dropped (counted by reason), or None if indexed."""
+    def skip(self, reason: str) -> None:
+        """Count one page left out before it reached ``add``."""
+        self.pages_seen += 1
+        self.dropped[reason] += 1
+
+    def add(self, item: Mapping[str, Any]) -> str | None:
+        """Add a crawl item; return why it was dropped (counted by reason), or None if indexed.
+
+        An item prepared in a worker (``core.stage_records``) carries its sentences ready
+        (``NEARDUP_SENTENCES``) or the reason it has none (``NEARDUP_SKIP``).
+        """
+        ready = item.get(NEARDUP_SENTENCES)
+        reason = item.get(NEARDUP_SKIP)
+        if isinstance(reason, str):
+            self.skip(reason)
+            return reason
+        if isinstance(ready, Mapping):
+            return self.add_page(page_from_dict(ready))
         try:
             page = page_sentences(
                 item, self.params, self.analysis_params, html_field=self.html_field
             )
         except PageError as exc:
-            self.pages_seen += 1
-            self.dropped[exc.reason] += 1
+            self.skip(exc.reason)
             logger.debug("page dropped (%s): %s", exc.reason, exc)
             return exc.reason
         return self.add_page(page)
@@ -312,5 +329,5 @@ def find_near_duplicates(
     """Run the whole detection over crawl items (dicts with ``url``, ``html`` or ``chunks``)."""
     with NearDuplicateFinder(params) as finder:
         for item in items:
-            finder.add_item(item)
+            finder.add(item)
         return finder.finish()

@@ -14,7 +14,7 @@ from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.neardup.relations import url_hash
 from websim_crawler.core.neardup.sentences import long_sentence_hashes
 from websim_crawler.core.page import AnalysisParams, analyse_page
-from websim_crawler.errors import PageError
+from websim_crawler.errors import InputFormatError, PageError
 
 
 def chunks_only(params: AnalysisParams) -> AnalysisParams:
@@ -34,6 +34,26 @@ class PageSentences:
     url: str
     link_hashes: np.ndarray
     sentence_hashes: np.ndarray
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the page as JSON-safe data (hashes as integers)."""
+        return {
+            "url": self.url,
+            "links": self.link_hashes.tolist(),
+            "sentences": self.sentence_hashes.tolist(),
+        }
+
+
+def page_from_dict(data: Mapping[str, Any]) -> PageSentences:
+    """Rebuild a page saved with ``PageSentences.to_dict``; ``InputFormatError`` if malformed."""
+    try:
+        return PageSentences(
+            str(data["url"]),
+            np.asarray(data["links"], dtype=np.uint64).reshape(-1),
+            np.asarray(data["sentences"], dtype=np.uint64).reshape(-1),
+        )
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:
+        raise InputFormatError(f"not a saved near-duplicate page: {exc!r}") from exc
 
 
 def sorted_hashes(values: set[int]) -> np.ndarray:

@@ -15,6 +15,8 @@ from typing import Any
 from websim_crawler.core.page import AnalysisParams, feature_keywords
 from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.portable import features_from_dict
+from websim_crawler.core.stage_records import SIMILARITY_FEATURES, SIMILARITY_SKIP
 
 
 class PageCollector:
@@ -34,26 +36,48 @@ class PageCollector:
         self.skipped: dict[str, int] = {}
         self._seen_urls: set[str] = set()
 
-    def add(self, record: Mapping[str, Any]) -> PageFeatures | str:
-        """Offer one record; return its features, or why it was skipped (counted)."""
-        fields = {
+    def fields_of(self, record: Mapping[str, Any]) -> dict[str, Any]:
+        """Return the record's fields the features are built from."""
+        return {
             "url": record.get("url"),
             "html": record.get(self.html_field),
             "links": record.get("links"),
             "keywords": feature_keywords(record),
             "screenshot": record.get("screenshot"),
         }
-        url = fields["url"]
-        reason = record_problem(fields)
+
+    def skip(self, reason: str) -> None:
+        """Count one record left out before it reached ``add``."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def add(self, record: Mapping[str, Any]) -> str | None:
+        """Offer one record; return why it was skipped (counted), or ``None`` when kept.
+
+        A record prepared in a worker (``core.stage_records``) carries its features ready
+        (``SIMILARITY_FEATURES``) or the reason it cannot have any (``SIMILARITY_SKIP``); any
+        other record has its features built here, from its HTML.
+        """
+        reason = record.get(SIMILARITY_SKIP)
+        ready = record.get(SIMILARITY_FEATURES)
+        url = record.get("url")
+        if not isinstance(reason, str) and ready is None:
+            reason = record_problem(self.fields_of(record))
         if reason is None and url in self._seen_urls:
             reason = "duplicate_url"
         if reason is not None:
-            self.skipped[reason] = self.skipped.get(reason, 0) + 1
-            return reason
+            self.skip(reason)
+            return str(reason)
         self._seen_urls.add(str(url))
-        features = features_from_item(fields, self.params, self.analysis_params)
+        if ready is not None:
+            features = features_from_dict(ready)
+        else:
+            features = features_from_item(self.fields_of(record), self.params, self.analysis_params)
         self.pages.append(features)
-        return features
+        return None
+
+    def finish(self) -> list[PageFeatures]:
+        """Return the features of the pages kept, in the order they came."""
+        return self.pages
 
 
 def record_problem(fields: Mapping[str, Any]) -> str | None:

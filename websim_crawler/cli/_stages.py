@@ -1,0 +1,42 @@
+"""Feed records to an end-of-crawl stage offline: the crawl's stage code, the crawl's workers.
+
+``websim cluster``, ``similar`` and ``neardup`` prepare each record in the analysis worker pool
+(``core.stage_records``, with the crawl's per-page time and memory budget) and hand it to the
+same core stage as the crawl's pipeline, by the stage contract of ``pipelines._collection``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+from websim_crawler.analysis.pool import AnalysisPool
+from websim_crawler.config import WebsimConfig
+from websim_crawler.core.stage_records import StagePlan
+
+
+class Stage(Protocol):
+    """The part of the stage contract an offline command uses."""
+
+    def add(self, record: Any) -> str | None:
+        """Take one prepared record; return why it was skipped, or ``None``."""
+
+    def skip(self, reason: str) -> None:
+        """Count one record left out before ``add``."""
+
+
+def take_records(
+    stage: Stage, records: Iterable[dict[str, Any]], config: WebsimConfig, plan: StagePlan
+) -> None:
+    """Prepare each record in the worker pool and give it to ``stage``, in the records' order."""
+    pool_params = dataclasses.replace(config.pool, chunk_detail="none")
+    pool = AnalysisPool(config.analysis, pool_params, fork_from_caller=True)
+    try:
+        for outcome in pool.map_records(records, plan):
+            if outcome.stage_record is None:
+                stage.skip(str(outcome.dropped or outcome.failed))
+            else:
+                stage.add(outcome.stage_record)
+    finally:
+        pool.close()

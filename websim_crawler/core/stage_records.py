@@ -1,0 +1,167 @@
+"""What the end-of-crawl stages need of one record, prepared where the page's HTML is parsed.
+
+The clustering, similarity and near-duplicate stages collect a small, JSON-safe record per page
+(``prepare_record``): the heavy part (the page analysis of a record without keywords, the layout
+features, the sentence hashes) runs in an analysis worker, under its time and memory budget, in
+a crawl and in the ``websim`` commands alike; each stage's ``add`` then only appends what is
+ready. The same prepared record is what a stage keeps in JOBDIR to resume.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.page import (
+    AnalysisParams,
+    SiteTemplateMemory,
+    TemplateSnapshot,
+    analyse_page,
+    feature_keywords,
+)
+from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.errors import PageError
+
+# The stages' modules (layout measures, clustering, sentence index) are imported by the functions
+# that use them: a crawl without a stage imports none of them (scipy, Pillow, POT ...).
+
+# The fields of a crawl record that the clustering stage reads, and the reason its analysis failed.
+CLUSTER_FIELDS = ("url", "kind", "keywords", "keyword_stems", "main_text", "language", "title")
+CLUSTER_SKIP = "cluster_skipped"
+# A record's similarity features as JSON-safe data, or why it has none.
+SIMILARITY_FEATURES = "similarity_features"
+SIMILARITY_SKIP = "similarity_skipped"
+# A record's page for the near-duplicate index as JSON-safe data, or why it has none.
+NEARDUP_SENTENCES = "neardup_sentences"
+NEARDUP_SKIP = "neardup_skipped"
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """Which stages a record is prepared for (``None``: that stage is off), and how."""
+
+    analysis: AnalysisParams
+    html_field: str = "html"
+    drop_html: bool = False  # the analysis removes the HTML from the items (WEBSIM_DROP_HTML)
+    clustering_kind: str | None = None
+    similarity: SimilarityParams | None = None
+    neardup: NeardupParams | None = None
+
+    @property
+    def enabled(self) -> bool:
+        """Tell whether any stage is on."""
+        return (
+            self.clustering_kind is not None
+            or self.similarity is not None
+            or self.neardup is not None
+        )
+
+
+def needs_worker(record: Mapping[str, Any], plan: StagePlan) -> bool:
+    """Tell whether preparing ``record`` parses its page (else it only picks fields)."""
+    if plan.similarity is not None or plan.neardup is not None:
+        return True
+    if plan.clustering_kind is None:
+        return False
+    return _needs_analysis(record, plan, record.get(plan.html_field), analysed=False)
+
+
+def prepare_record(
+    record: Mapping[str, Any],
+    plan: StagePlan,
+    *,
+    analysed: bool = False,
+    site_memory: SiteTemplateMemory | TemplateSnapshot | None = None,
+) -> dict[str, Any]:
+    """Return what the enabled stages' ``add`` read of ``record``, JSON-safe.
+
+    ``analysed``: the record comes out of the page analysis, so its keywords are final (even
+    empty). Otherwise a record without keywords that the clustering selects is analysed here
+    (with ``site_memory``, the per-site template memory), and its failure is kept as the reason.
+    """
+    from websim_crawler.core.neardup.pages import chunks_only, page_sentences
+    from websim_crawler.core.similarity.collection import record_problem
+    from websim_crawler.core.similarity.compare import features_from_item
+    from websim_crawler.core.similarity.portable import features_to_dict
+
+    url = record.get("url")
+    prepared: dict[str, Any] = {"url": url}
+    html = record.get(plan.html_field)
+    if plan.clustering_kind is not None:
+        prepared.update(
+            _clustering_fields(record, plan, html, analysed=analysed, site_memory=site_memory)
+        )
+    if plan.similarity is not None:
+        fields = {
+            "url": url,
+            "html": html,
+            "links": record.get("links"),
+            "keywords": record.get("keywords"),
+            "keyword_stems": record.get("keyword_stems"),
+            "screenshot": record.get("screenshot"),
+        }
+        problem = record_problem(fields)
+        if problem is not None:
+            prepared[SIMILARITY_SKIP] = problem
+        else:
+            features = features_from_item(fields, plan.similarity, plan.analysis)
+            prepared[SIMILARITY_FEATURES] = features_to_dict(features)
+    if plan.neardup is not None:
+        try:
+            page = page_sentences(
+                record, plan.neardup, chunks_only(plan.analysis), html_field=plan.html_field
+            )
+        except PageError as exc:
+            prepared[NEARDUP_SKIP] = exc.reason
+        else:
+            prepared[NEARDUP_SENTENCES] = page.to_dict()
+    return prepared
+
+
+def _clustering_fields(
+    record: Mapping[str, Any],
+    plan: StagePlan,
+    html: Any,
+    *,
+    analysed: bool,
+    site_memory: SiteTemplateMemory | TemplateSnapshot | None,
+) -> dict[str, Any]:
+    fields = {name: record.get(name) for name in CLUSTER_FIELDS if name != "url"}
+    if not _needs_analysis(record, plan, html, analysed=analysed):
+        return fields
+    url, kind = record.get("url"), record.get("kind")
+    try:
+        analysis = analyse_page(
+            html,
+            url if isinstance(url, str) else None,
+            params=plan.analysis,
+            site_memory=site_memory,
+            chunk_detail="none",
+            page_kind=kind if isinstance(kind, str) else None,
+        )
+    except PageError as exc:
+        return {CLUSTER_SKIP: f"analysis_{exc.reason}"}
+    return fields | {
+        "keywords": dict(analysis.keywords),
+        "keyword_stems": dict(analysis.keyword_stems),
+        "main_text": analysis.main_text,
+        "language": analysis.language,
+        "title": fields.get("title") or analysis.title,
+    }
+
+
+def _needs_analysis(
+    record: Mapping[str, Any], plan: StagePlan, html: Any, *, analysed: bool
+) -> bool:
+    """Tell whether the clustering needs the page analysed for its keywords."""
+    from websim_crawler.core.clustering.job import DocumentCollector
+
+    return (
+        not analysed
+        and not feature_keywords(record)
+        and isinstance(html, (str, bytes))
+        and bool(html)
+        and DocumentCollector(plan.clustering_kind or "all").selects(record.get("kind"))
+    )
