@@ -27,6 +27,7 @@ from websim_crawler.core.crawling.labels import (
 )
 from websim_crawler.core.crawling.shapes import coarse_url_shape, url_shape
 
+_MIN_MIXED_ITEMS = 4  # a list of results under several URL patterns has at least this many
 _MAX_ITEM_DEPTH = 12  # how far above a link its item may be (a card's link sits a few levels in)
 # Containers whose children are items by HTML's own meaning: one child is already a list.
 _LIST_CONTAINERS = frozenset({"tbody", "table", "ol", "ul", "dl"})
@@ -109,15 +110,19 @@ def find_data_regions(
 def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
     """Return the region of items with these links: the pattern most items share, or ``None``.
 
-    When no pattern is in half of the items but one outline of path (``coarse_url_shape``: the
-    number of segments, every name left open) is in nearly all of them, the outline is the
-    pattern: a documentation search lists pages of several sections (``/library/77/``,
-    ``/howto/12/``).
+    When no pattern is in four fifths of the items, but the region is a list (at least
+    ``_MIN_MIXED_ITEMS`` items) whose items carry one link each and one outline of path
+    (``coarse_url_shape``: the number of segments, every name left open) is in four fifths of
+    them, the outline is the pattern: a documentation search lists pages of several sections
+    (``/library/77/``, ``/howto/12/``, ``/c-api/4/``), one link a result.
     """
     chosen = _common_shape(item_links, url_shape)
-    if chosen is not None and chosen[1] * 2 < len(item_links):
+    if chosen is not None and chosen[1] * 5 < len(item_links) * 4:
         coarse = _common_shape(item_links, coarse_url_shape)
-        if coarse is not None and coarse[1] * 5 >= len(item_links) * 4:
+        one_link_each = len(item_links) >= _MIN_MIXED_ITEMS and all(
+            len(links) == 1 for links in item_links
+        )
+        if coarse is not None and coarse[1] * 5 >= len(item_links) * 4 and one_link_each:
             chosen = coarse
     if chosen is None:
         return None
