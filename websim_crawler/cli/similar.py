@@ -65,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{len(result.pairs)} similar pairs among {result.pages} pages "
         f"({result.candidate_pairs} of {result.all_pairs} pairs compared, {result.blocking}; "
-        f"{sum(collector.skipped.values())} skipped) -> {output}"
+        f"{len(result.identical_groups)} groups of identical pages, {result.capped_buckets} "
+        f"capped buckets; {sum(collector.skipped.values())} skipped) -> {output}"
     )
     malformed = sum(
         count for reason, count in collector.skipped.items() if reason.startswith("bad_")

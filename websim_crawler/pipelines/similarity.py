@@ -67,8 +67,10 @@ class SimilarityPipeline:
         assert stats is not None
         stats.set_value("websim/similarity/candidate_pairs", result[0])
         stats.set_value("websim/similarity/similar_pairs", result[1])
+        stats.set_value("websim/similarity/identical_groups", result[2])
+        stats.set_value("websim/similarity/capped_buckets", result[3])
 
-    def _find_and_write(self) -> tuple[int, int]:
+    def _find_and_write(self) -> tuple[int, int, int, int]:
         pairs = find_similar_pairs(self.collector.pages, self.config.similarity)
         atomic_write_json(self.output, pairs.to_dict())
         logger.info(
@@ -78,4 +80,9 @@ class SimilarityPipeline:
             pairs.candidate_pairs,
             self.output,
         )
-        return pairs.candidate_pairs, len(pairs.pairs)
+        return (
+            pairs.candidate_pairs,
+            len(pairs.pairs),
+            len(pairs.identical_groups),
+            pairs.capped_buckets,
+        )
