@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "neardup")
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
-    feeds = FeedReader(args.input, config.inputs)
+    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     if args.WEBSIM_NEARDUP_METHOD == "dask":
         report = _run_dask(args, feeds.paths, params)
     else:

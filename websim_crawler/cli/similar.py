@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "similar")
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
     params = config.similarity  # the weights file is read by WebsimConfig.from_settings
-    feeds = FeedReader(args.input, config.inputs)
+    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
     for record in progress(feeds, args, desc="pages", unit="page"):
         collector.add(record)
@@ -68,10 +68,4 @@ def run(args: argparse.Namespace) -> int:
         f"{len(result.identical_groups)} groups of identical pages, {result.capped_buckets} "
         f"capped buckets; {sum(collector.skipped.values())} skipped) -> {output}"
     )
-    malformed = sum(
-        count for reason, count in collector.skipped.items() if reason.startswith("bad_")
-    )
-    lines = feeds.problems()
-    if malformed:
-        lines.append(f"{malformed} record(s) with fields of the wrong type skipped")
-    return report_problems("similar", lines)
+    return report_problems("similar", feeds.problems())

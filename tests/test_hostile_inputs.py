@@ -1,0 +1,87 @@
+"""Hostile inputs outside the crawl: slow servers, FIFOs named like pages (all on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from websim_crawler.cli import main
+from websim_crawler.cli._sources import page_locations, read_page
+from websim_crawler.config import InputParams, WebsimConfig
+from websim_crawler.errors import PageError
+
+TRICKLE_BYTES = 100
+TRICKLE_PAUSE = 0.05  # 5 s for the whole body, each read well within a 1 s socket timeout
+
+
+class _Trickle(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.send_header("Content-Length", str(TRICKLE_BYTES))
+        self.end_headers()
+        try:
+            for _ in range(TRICKLE_BYTES):
+                self.wfile.write(b"x")
+                self.wfile.flush()
+                time.sleep(TRICKLE_PAUSE)
+        except OSError:
+            return  # the client gave up
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def trickle_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Trickle)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/slow.html"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_fetch_has_a_deadline_for_the_whole_response(trickle_url: str) -> None:
+    """One byte every 50 ms never trips a per-read timeout; the whole-response deadline does."""
+    config = WebsimConfig.from_settings({"WEBSIM_FETCH_TIMEOUT": 1.0})
+    with pytest.raises(PageError) as raised:
+        read_page(trickle_url, config)
+    assert raised.value.reason == "unreachable"
+    assert "no complete response within 1 s (WEBSIM_FETCH_TIMEOUT)" in str(raised.value)
+
+
+def test_extract_of_a_trickling_url_ends_with_a_one_line_error(
+    trickle_url: str, capsys: Any
+) -> None:
+    assert main(["extract", trickle_url, "-s", "WEBSIM_FETCH_TIMEOUT=1"]) == 2
+    err = capsys.readouterr().err
+    assert "WEBSIM_FETCH_TIMEOUT" in err and "Traceback" not in err
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX feature")
+def test_a_fifo_named_like_a_page_is_counted_not_read(tmp_path: Path, capsys: Any) -> None:
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    (pages / "a.html").write_text("<html><body><p>" + "Lava flows slowly. " * 30 + "</p>")
+    os.mkfifo(pages / "x.html")  # opening it for reading would block until a writer comes
+    found = page_locations([str(pages)], InputParams())
+    assert found.locations == [str(pages / "a.html")] and found.not_regular == 1
+    output = tmp_path / "out.jsonl"
+    assert main(["extract", str(pages), "-o", str(output), "--workers", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "1 FIFO, socket or device file(s) in folders not read" in err
+    assert [json.loads(line)["url"] for line in output.read_text().splitlines()] == [
+        (pages / "a.html").as_uri()
+    ]
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl", "pages"]  # no .tmp
+    with pytest.raises(PageError, match="not a regular file"):
+        read_page(str(pages / "x.html"), WebsimConfig.from_settings({}))
