@@ -8,6 +8,7 @@ from typing import Any, Self
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
+from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import REFUSED_META
@@ -15,7 +16,7 @@ from websim_crawler.browser.params import RenderParams
 from websim_crawler.config import websim_config
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
-from websim_crawler.core.urls import hostname_of
+from websim_crawler.core.urls import hostname_of, origin_of
 from websim_crawler.crawl_params import CrawlParams
 from websim_crawler.decoding import CONFIDENCE_META
 from websim_crawler.distributed_params import DistributedParams
@@ -32,6 +33,11 @@ from websim_crawler.spiders._render import (
 logger = logging.getLogger(__name__)
 
 
+SCRAPY_OFFSITE = "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"
+ORIGIN_OFFSITE = "websim_crawler.offsite.SiteOriginOffsiteMiddleware"
+OFFSITE_ORDER = 50  # Scrapy's own place for its offsite filter (DOWNLOADER_MIDDLEWARES_BASE)
+
+
 class WebsimSpider(scrapy.Spider):
     """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
 
@@ -44,10 +50,20 @@ class WebsimSpider(scrapy.Spider):
     # fills an item's title and links, so a page whose links the spider does not follow (a
     # deepweb record) is not parsed in the crawl's process as well.
     analysed_downstream = False
+    site_origin: str | None = None  # scheme://host[:port] the crawl stays on (restrict_to_site)
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.render = parse_flag(self.name, "render", render)
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """Put the origin-aware offsite filter in the place of Scrapy's, in any project."""
+        super().update_settings(settings)
+        middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
+        if SCRAPY_OFFSITE not in middlewares and ORIGIN_OFFSITE not in middlewares:
+            middlewares.update({SCRAPY_OFFSITE: None, ORIGIN_OFFSITE: OFFSITE_ORDER})
+            settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -70,8 +86,10 @@ class WebsimSpider(scrapy.Spider):
         """Resolve argument defaults that come from settings (``self.params`` is set)."""
 
     def restrict_to_site(self, url: str) -> None:
-        """Keep the crawl (redirects too) on the host of ``url`` and its subdomains."""
+        """Keep the crawl (redirects, forms, ``<base href>`` targets too) on the origin of
+        ``url``: its scheme, host and port (``SiteOriginOffsiteMiddleware``)."""
         self.allowed_domains = [hostname_of(url)]
+        self.site_origin = origin_of(url)
 
     def page_request(
         self, url: str, callback: Any, *, meta: dict[str, Any] | None = None

@@ -22,8 +22,9 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from websim_crawler.core.crawling import NextPage, next_page, record_links, site_template_links
-from websim_crawler.core.forms import SearchForm, find_search_form
+from websim_crawler.core.forms import SearchForm, rank_search_forms
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.urls import is_http_url, origin_of
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders._args import (
@@ -126,7 +127,7 @@ class DeepWebSpider(WebsimSpider):
         if self.query_template is not None:
             yield from self.template_requests(self.queries)
             return
-        form = find_search_form(root, response.url)
+        form = self.usable_search_form(root, response.url)
         if form is None:
             self.count("websim/crawl/no_search_form")
             logger.error(
@@ -148,6 +149,26 @@ class DeepWebSpider(WebsimSpider):
         self.search_urls.add(form.action)
         self.search_form = (form, response.xpath("//form")[form.form_number])
         yield from self.form_requests(self.queries)
+
+    def usable_search_form(self, root: Any, url: str) -> SearchForm | None:
+        """Return the best search form that submits to the crawl's own site over http(s); the
+        others are skipped and counted (``javascript:`` actions, another scheme, host or port)."""
+        for form in rank_search_forms(root, url):
+            if not is_http_url(form.action):
+                reason = "not_http"
+            elif self.site_origin and origin_of(form.action) != self.site_origin:
+                reason = "offsite"
+            else:
+                return form
+            self.count(f"websim/crawl/search_form/skipped/{reason}")
+            logger.warning(
+                "deepweb: search form #%d on %s skipped (%s): its action is %s",
+                form.form_number,
+                url,
+                reason,
+                form.action[:200],
+            )
+        return None
 
     def seed_requests(self, seed: Mapping[str, Any]) -> Iterator[scrapy.Request]:
         """Turn a query seeded in Redis (``{"query": ...}``) into its first result page request."""
