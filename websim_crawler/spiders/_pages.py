@@ -22,6 +22,7 @@ from websim_crawler.decoding import CONFIDENCE_META
 from websim_crawler.distributed_params import DistributedParams
 from websim_crawler.items import PageItem
 from websim_crawler.reliability import failure_reason
+from websim_crawler.robots import CAPPED_ROBOTS_PARSER, SCRAPY_ROBOTS_PARSER
 from websim_crawler.spiders._args import parse_flag, report_errors_plainly
 from websim_crawler.spiders._render import (
     close_kept_page,
@@ -58,8 +59,11 @@ class WebsimSpider(scrapy.Spider):
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """Put the origin-aware offsite filter in the place of Scrapy's, in any project."""
+        """Put the origin-aware offsite filter and the capped robots.txt parser in the place of
+        Scrapy's, in any project."""
         super().update_settings(settings)
+        if settings.get("ROBOTSTXT_PARSER") == SCRAPY_ROBOTS_PARSER:
+            settings.set("ROBOTSTXT_PARSER", CAPPED_ROBOTS_PARSER, priority="spider")
         middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
         if SCRAPY_OFFSITE not in middlewares and ORIGIN_OFFSITE not in middlewares:
             middlewares.update({SCRAPY_OFFSITE: None, ORIGIN_OFFSITE: OFFSITE_ORDER})

@@ -1,0 +1,70 @@
+"""Bounds on what a crawl reads itself: robots.txt is read up to 500 KiB (as Google reads it)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.test_spiders_crawl import crawl, read_pages
+from websim_crawler.robots import ROBOTS_TXT_MAX_BYTES, capped_robots_txt
+
+PAGE = "<html><body><h1>{name}</h1><p>" + "The fjord is deep and cold. " * 20 + "</p>"
+# Wildcard rules that match nothing, to past the cap (1.9 MB); the rule after them is never read.
+FILLER_RULES = "".join(f"Disallow: /*a*b*c*d*e*{n}*z\n" for n in range(60_000)).encode()
+ROBOTS_TXT = b"User-agent: *\nDisallow: /secret.html\n" + FILLER_RULES + b"Disallow: /late.html\n"
+
+
+class _Site(BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        if self.path == "/robots.txt":
+            body = ROBOTS_TXT
+        elif self.path == "/":
+            links = "".join(f"<a href='/{n}.html'>{n}</a> " for n in ("ok", "secret", "late"))
+            body = f"<html><body>{links}{PAGE.format(name='start')}".encode()
+        else:
+            body = PAGE.format(name=self.path).encode()
+        self.send_response(200)
+        self.send_header(
+            "Content-Type", "text/plain" if self.path == "/robots.txt" else "text/html"
+        )
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def site_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Site)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+def test_robots_txt_is_cut_after_its_last_whole_line_within_the_cap() -> None:
+    assert len(ROBOTS_TXT) > 3 * ROBOTS_TXT_MAX_BYTES
+    capped = capped_robots_txt(ROBOTS_TXT)
+    assert len(capped) <= ROBOTS_TXT_MAX_BYTES and capped.endswith(b"z\n")
+    assert ROBOTS_TXT.startswith(capped)
+    assert capped_robots_txt(b"User-agent: *\nDisallow: /x") == b"User-agent: *\nDisallow: /x"
+
+
+@pytest.mark.slow
+def test_a_crawl_reads_the_first_500_kib_of_robots_txt_and_counts_the_cut(
+    site_url: str, tmp_path: Path
+) -> None:
+    output = tmp_path / "pages.jsonl"
+    finished = crawl("site", output, "-a", f"start_url={site_url}")
+    assert finished.returncode == 0, finished.stderr[-3000:]
+    urls = {page["url"] for page in read_pages(output)}
+    assert f"{site_url}secret.html" not in urls  # a rule within the cap holds
+    assert {f"{site_url}ok.html", f"{site_url}late.html"} <= urls  # past the cap: not read
+    assert "'websim/robotstxt/truncated': 1" in finished.stderr
