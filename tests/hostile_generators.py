@@ -5,6 +5,8 @@ super-linear (a regex retried from every character, a stack scanned per closing 
 from __future__ import annotations
 
 import json
+import struct
+import zlib
 from collections.abc import Callable
 
 FILLER = "<p>Lava flows slowly down the volcano while the village sleeps below it.</p>"
@@ -81,3 +83,19 @@ FEED_GENERATORS: dict[str, Callable[[int], bytes]] = {
 def identical_pages(n: int) -> list[str]:
     """``n`` copies of one page."""
     return ["<html><body>" + "<div class='post'><p>t</p><span>u</span></div>" * 20] * n
+
+
+def blank_png(width: int, height: int) -> bytes:
+    """A 1-bit black PNG of ``width`` x ``height`` pixels: a few KB that decode to gigabytes."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    row = b"\0" * (1 + (width + 7) // 8)  # filter byte, then the packed bits
+    compressor = zlib.compressobj(9)
+    pixels = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 1, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )

@@ -1,4 +1,5 @@
-"""Bounds on what a crawl reads itself: robots.txt is read up to 500 KiB (as Google reads it)."""
+"""Bounds on what a crawl reads itself: robots.txt up to 500 KiB (as Google reads it), screenshots
+up to a pixel cap checked before decoding."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ from typing import Any
 
 import pytest
 
+from tests.hostile_generators import blank_png
 from tests.test_spiders_crawl import crawl, read_pages
+from websim_crawler.core.similarity import SimilarityParams
+from websim_crawler.core.similarity.compare import features_from_item
+from websim_crawler.core.similarity.visual import load_image
+from websim_crawler.errors import InputFormatError
 from websim_crawler.robots import ROBOTS_TXT_MAX_BYTES, capped_robots_txt
 
 PAGE = "<html><body><h1>{name}</h1><p>" + "The fjord is deep and cold. " * 20 + "</p>"
@@ -68,3 +74,19 @@ def test_a_crawl_reads_the_first_500_kib_of_robots_txt_and_counts_the_cut(
     assert f"{site_url}secret.html" not in urls  # a rule within the cap holds
     assert {f"{site_url}ok.html", f"{site_url}late.html"} <= urls  # past the cap: not read
     assert "'websim/robotstxt/truncated': 1" in finished.stderr
+
+
+def test_a_screenshot_past_the_pixel_cap_is_refused_before_decoding() -> None:
+    """100 megapixels in a few KB: refused from the header; the page's visual stage is skipped
+    and its problem counted, the other stages still run."""
+    huge = blank_png(10_000, 10_000)
+    assert len(huge) < 100_000
+    with pytest.raises(InputFormatError, match="over the cap of 64,000,000: not decoded"):
+        load_image(huge)
+    assert load_image(blank_png(1280, 2000)).size == (1280, 2000)  # a real page's size is read
+    features = features_from_item(
+        {"url": "http://s.test/a", "html": PAGE.format(name="a"), "screenshot": huge},
+        SimilarityParams(),
+    )
+    assert features.signature is None and features.document is not None
+    assert [problem.split(":", 1)[0] for problem in features.problems] == ["screenshot"]
