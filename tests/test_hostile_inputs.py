@@ -85,3 +85,33 @@ def test_a_fifo_named_like_a_page_is_counted_not_read(tmp_path: Path, capsys: An
     assert sorted(path.name for path in tmp_path.iterdir()) == ["out.jsonl", "pages"]  # no .tmp
     with pytest.raises(PageError, match="not a regular file"):
         read_page(str(pages / "x.html"), WebsimConfig.from_settings({}))
+
+
+def test_cluster_analyses_pages_in_workers_with_the_crawls_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """A page whose analysis never ends or needs gigabytes is dropped by the per-page budget
+    (the workers are forked from this process, so they run the patched analysis)."""
+    import websim_crawler.pool as pool_module
+
+    real_analysis = pool_module.analyse_page
+
+    def hostile_analysis(html: Any, url: Any = None, **options: Any) -> Any:
+        if url == "http://s.test/slow":
+            time.sleep(60)
+        if url == "http://s.test/greedy":
+            return bytearray(2 * 1024**3)  # 2 GB, over the 256 MB budget
+        return real_analysis(html, url, **options)
+
+    monkeypatch.setattr(pool_module, "analyse_page", hostile_analysis)
+    text = "<html lang='en'><body><p>" + "Lava flows slowly down the volcano. " * 20
+    records = [{"url": f"http://s.test/{n}", "html": text + f"magma {n}</p>"} for n in range(3)]
+    records += [{"url": f"http://s.test/{name}", "html": text} for name in ("slow", "greedy")]
+    feed = tmp_path / "f.jsonl"
+    feed.write_text("".join(json.dumps(record) + "\n" for record in records))
+    output = tmp_path / "clusters.json"
+    budget = ["-s", "WEBSIM_ANALYSIS_TIMEOUT=2", "-s", "WEBSIM_WORKER_MEMORY_MB=256"]
+    assert main(["cluster", str(feed), "-o", str(output), "--no-progress", *budget]) == 1
+    skipped = json.loads(output.read_text())["input"]["skipped"]
+    assert skipped["analysis_timeout"] == 1 and skipped["analysis_too_large"] == 1
+    assert "2 page(s) could not be analysed" in capsys.readouterr().err

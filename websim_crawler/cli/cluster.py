@@ -6,6 +6,7 @@ import argparse
 import contextlib
 import dataclasses
 import os
+from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,8 +33,7 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_report, check_output_path
-from websim_crawler.core.page import analyse_page, new_template_memory
-from websim_crawler.errors import PageError
+from websim_crawler.pool import AnalysisPool, PageOutcome
 
 
 def register(subparsers: Any) -> None:
@@ -83,29 +83,40 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(params.html_output)
     feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
-    site_memory = new_template_memory(config.analysis)
-    for record in progress(feeds, args, desc="reading", unit="page"):
-        url, kind, keywords = record.get("url"), record.get("kind"), record.get("keywords")
-        main_text, language = record.get("main_text"), record.get("language")
-        html = record.get(config.items.html_field)
-        if not keywords and isinstance(html, (str, bytes)) and html and collector.selects(kind):
-            try:
-                analysis = analyse_page(
-                    html,
-                    url if isinstance(url, str) else None,
-                    params=config.analysis,
-                    site_memory=site_memory,
-                    chunk_detail="none",
-                )
-                keywords, main_text, language = (
-                    analysis.keywords,
-                    analysis.main_text,
-                    analysis.language,
-                )
-            except PageError as exc:
-                collector.reject(f"analysis_{exc.reason}")
+    # Pages without keywords are analysed in workers, with the crawl's per-page time and memory
+    # budget (WEBSIM_ANALYSIS_TIMEOUT, WEBSIM_WORKER_MEMORY_MB); the others pass through.
+    pool = AnalysisPool(config.analysis, config.pool, "none", fork_from_caller=True)
+    records: deque[dict[str, Any]] = deque()
+
+    def pages() -> Iterator[tuple[str | bytes, str | None, str | None] | PageOutcome]:
+        for record in progress(feeds, args, desc="reading", unit="page"):
+            records.append(record)
+            url, html = record.get("url"), record.get(config.items.html_field)
+            if (
+                not record.get("keywords")
+                and isinstance(html, (str, bytes))
+                and html
+                and collector.selects(record.get("kind"))
+            ):
+                yield html, url if isinstance(url, str) else None, None
+            else:
+                yield PageOutcome(record=record)
+
+    with contextlib.closing(pool):
+        for outcome in pool.map(pages()):
+            record = records.popleft()
+            if outcome.record is None:
+                reason = outcome.dropped or outcome.failed or "unknown"
+                collector.reject(f"analysis_{reason.removeprefix('analysis_')}")
                 continue
-        collector.add(url, kind, keywords, main_text, language)
+            analysed = outcome.record
+            collector.add(
+                record.get("url"),
+                record.get("kind"),
+                analysed.get("keywords"),
+                analysed.get("main_text"),
+                analysed.get("language"),
+            )
     feeds.check_read()
     for reason, count in feeds.report.skipped.items():
         key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds
