@@ -4,7 +4,9 @@ Each measurement runs in a forked child process, so its peak resident memory (``
 its own; time is the child's CPU time. Growth is the ratio of the largest size's time to the
 smallest's (sizes x1 .. x8: linear ~8, quadratic ~64). Pages go through ``analyse_page`` (the
 whole analysis, the parsing repairs included), feed lines through the feed reader's
-``decode_record``, identical pages through ``find_similar_pairs`` (comparisons counted).
+``decode_record``, identical pages through ``find_similar_pairs`` (comparisons counted), wide
+pages through the layout comparison (``compare_pages``), a wildcard robots.txt through the crawl's
+robots.txt parser and one URL check, a blank PNG of n pixels squared through ``load_image``.
 
 Usage::
 
@@ -28,16 +30,20 @@ sys.path[:1] = [str(REPO)]  # this file is named like nothing it imports
 from tests.hostile_generators import (  # noqa: E402
     FEED_GENERATORS,
     PAGE_GENERATORS,
+    blank_png,
     identical_pages,
 )
 from websim_crawler.core.io.feed_reader import RecordOverBound, decode_record  # noqa: E402
 from websim_crawler.core.page import analyse_page  # noqa: E402
 from websim_crawler.core.similarity import (  # noqa: E402
     SimilarityParams,
+    compare_pages,
     find_similar_pairs,
     page_features,
 )
-from websim_crawler.errors import PageError  # noqa: E402
+from websim_crawler.core.similarity.visual import load_image  # noqa: E402
+from websim_crawler.errors import InputFormatError, PageError  # noqa: E402
+from websim_crawler.robots import CappedRobotParser  # noqa: E402
 
 PAGE_SIZES = {
     "deep_nesting": 3000,
@@ -78,6 +84,27 @@ def _similar(_name: str, size: int) -> str:
     return f"{result.candidate_pairs} comparisons, {len(result.identical_groups)} group"
 
 
+def _layout(_name: str, size: int) -> str:
+    first = page_features(PAGE_GENERATORS["wide_nesting"](size), url="http://s.test/a")
+    changed = PAGE_GENERATORS["wide_nesting"](size).replace("One", "Two", size // 2)
+    second = page_features(changed + "<p>x</p>", url="http://s.test/b")
+    return f"score {compare_pages(first, second, mode='full').combined_score:.2f}"
+
+
+def _robots(_name: str, size: int) -> str:
+    rules = b"".join(b"Disallow: /*a*b*c*d*e*%d*z\n" % n for n in range(size))
+    parser = CappedRobotParser.from_crawler(None, b"User-agent: *\n" + rules)  # type: ignore[arg-type]
+    return f"{len(rules):,} bytes, /abcdef allowed: {parser.allowed('http://x/abcdef', 'websim')}"
+
+
+def _screenshot(_name: str, size: int) -> str:
+    try:
+        load_image(blank_png(size, size))
+    except InputFormatError:
+        return "refused"
+    return "decoded"
+
+
 def _child(work: Callable[[str, int], str], name: str, size: int, queue: Any) -> None:
     start = time.process_time()
     outcome = work(name, size)
@@ -101,6 +128,9 @@ def main() -> None:
         *((name, _analyse, size) for name, size in PAGE_SIZES.items()),
         *((name, _decode, size) for name, size in FEED_SIZES.items()),
         ("identical_pages", _similar, 250),
+        ("layout_comparison_wide", _layout, 1000),
+        ("robots_txt_wildcard_rules", _robots, 65_000),
+        ("screenshot_pixels_squared", _screenshot, 3500),
     ]
     print("| generator | largest size | outcome | CPU s at largest | peak MB | growth x8 size |")
     print("|---|---|---|---|---|---|")
