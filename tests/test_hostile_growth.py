@@ -18,6 +18,7 @@ import pytest
 from tests.hostile_generators import FEED_GENERATORS, PAGE_GENERATORS, identical_pages
 from websim_crawler.core.html.parsing import flatten_deep_nesting
 from websim_crawler.core.io.feed_reader import RecordOverBound, decode_record
+from websim_crawler.core.neardup.detect import find_near_duplicates
 from websim_crawler.core.neardup.sentences import split_sentences
 from websim_crawler.core.page import analyse_page
 from websim_crawler.core.similarity import SimilarityParams, find_similar_pairs, page_features
@@ -132,3 +133,25 @@ def test_identical_pages_cost_a_constant_number_of_comparisons() -> None:
         result = find_similar_pairs(pages, SimilarityParams(blocking_min_pages=200))
         assert result.candidate_pairs == 0
         assert len(result.identical_groups) == 1 and len(result.identical_groups[0]) == count
+
+
+def test_identical_pages_form_one_near_duplicate_group_in_linear_work() -> None:
+    """Identical pages on many sites: sentences too frequent to pair, yet reported as groups."""
+    article = "".join(
+        f"<p>This is sentence number {n} of the article about lava flows and the village.</p>"
+        for n in range(12)
+    )
+    html = f"<html><body><article>{article}</article>"
+    other = html.replace("lava", "magma")
+    for count in (150, 300):
+        items = [
+            {"url": f"http://s{n % 7}.test/{n}", "html": other if n % 3 == 0 else html}
+            for n in range(count)
+        ]
+        report = find_near_duplicates(items)
+        groups = report.to_dict()["identical_groups"]
+        assert [len(group) for group in groups] == [count // 3, count - count // 3]
+        assert groups[0][:2] == ["http://s0.test/0", "http://s3.test/3"]
+        assert groups[1][:2] == ["http://s1.test/1", "http://s2.test/2"]
+        assert report.stats["identical_groups"] == 2
+        assert report.stats["pair_entries"] <= count  # no pair checks grow with count squared
