@@ -87,8 +87,9 @@ def test_a_fifo_named_like_a_page_is_counted_not_read(tmp_path: Path, capsys: An
         read_page(str(pages / "x.html"), WebsimConfig.from_settings({}))
 
 
-def test_cluster_analyses_pages_in_workers_with_the_crawls_budget(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+@pytest.mark.parametrize("command", ["cluster", "similar"])
+def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, command: str
 ) -> None:
     """A page whose analysis never ends or needs gigabytes is dropped by the per-page budget
     (the workers are forked from this process, so they run the patched analysis)."""
@@ -109,9 +110,14 @@ def test_cluster_analyses_pages_in_workers_with_the_crawls_budget(
     records += [{"url": f"http://s.test/{name}", "html": text} for name in ("slow", "greedy")]
     feed = tmp_path / "f.jsonl"
     feed.write_text("".join(json.dumps(record) + "\n" for record in records))
-    output = tmp_path / "clusters.json"
+    output = tmp_path / "out.json"
     budget = ["-s", "WEBSIM_ANALYSIS_TIMEOUT=2", "-s", "WEBSIM_WORKER_MEMORY_MB=256"]
-    assert main(["cluster", str(feed), "-o", str(output), "--no-progress", *budget]) == 1
-    skipped = json.loads(output.read_text())["input"]["skipped"]
-    assert skipped["analysis_timeout"] == 1 and skipped["analysis_too_large"] == 1
+    assert main([command, str(feed), "-o", str(output), "--no-progress", *budget]) == 1
     assert "2 page(s) could not be analysed" in capsys.readouterr().err
+    report = json.loads(output.read_text())
+    if command == "cluster":
+        skipped = report["input"]["skipped"]
+    else:
+        skipped = report["skipped_pages"]
+        assert report["pages"] == 3  # the three pages within the budget are compared
+    assert skipped["analysis_timeout"] == 1 and skipped["analysis_too_large"] == 1

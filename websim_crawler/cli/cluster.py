@@ -6,13 +6,13 @@ import argparse
 import contextlib
 import dataclasses
 import os
-from collections import deque
 from collections.abc import Iterator
 from typing import Any
 
 from tqdm import tqdm
 
 from websim_crawler._imports import require
+from websim_crawler.cli._analysis import analysed_records, drop_reason
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -33,7 +33,6 @@ from websim_crawler.core.clustering import (
     render_html,
 )
 from websim_crawler.core.io import atomic_write_report, check_output_path
-from websim_crawler.pool import AnalysisPool, PageOutcome
 
 
 def register(subparsers: Any) -> None:
@@ -83,40 +82,25 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(params.html_output)
     feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
-    # Pages without keywords are analysed in workers, with the crawl's per-page time and memory
-    # budget (WEBSIM_ANALYSIS_TIMEOUT, WEBSIM_WORKER_MEMORY_MB); the others pass through.
-    pool = AnalysisPool(config.analysis, config.pool, "none", fork_from_caller=True)
-    records: deque[dict[str, Any]] = deque()
 
-    def pages() -> Iterator[tuple[str | bytes, str | None, str | None] | PageOutcome]:
-        for record in progress(feeds, args, desc="reading", unit="page"):
-            records.append(record)
-            url, html = record.get("url"), record.get(config.items.html_field)
-            if (
-                not record.get("keywords")
-                and isinstance(html, (str, bytes))
-                and html
-                and collector.selects(record.get("kind"))
-            ):
-                yield html, url if isinstance(url, str) else None, None
-            else:
-                yield PageOutcome(record=record)
+    def without_keywords(record: dict[str, Any]) -> bool:
+        return not record.get("keywords") and collector.selects(record.get("kind"))
 
-    with contextlib.closing(pool):
-        for outcome in pool.map(pages()):
-            record = records.popleft()
+    reading = progress(feeds, args, desc="reading", unit="page")
+    for record, outcome in analysed_records(reading, config, without_keywords):
+        analysed: dict[str, Any] = record
+        if outcome is not None:
             if outcome.record is None:
-                reason = outcome.dropped or outcome.failed or "unknown"
-                collector.reject(f"analysis_{reason.removeprefix('analysis_')}")
+                collector.reject(drop_reason(outcome))
                 continue
             analysed = outcome.record
-            collector.add(
-                record.get("url"),
-                record.get("kind"),
-                analysed.get("keywords"),
-                analysed.get("main_text"),
-                analysed.get("language"),
-            )
+        collector.add(
+            record.get("url"),
+            record.get("kind"),
+            analysed.get("keywords"),
+            analysed.get("main_text"),
+            analysed.get("language"),
+        )
     feeds.check_read()
     for reason, count in feeds.report.skipped.items():
         key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds

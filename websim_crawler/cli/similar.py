@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from websim_crawler.cli._analysis import OVER_BUDGET, analysed_records, drop_reason
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -49,8 +50,21 @@ def run(args: argparse.Namespace) -> int:
     params = config.similarity  # the weights file is read by WebsimConfig.from_settings
     feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
-    for record in progress(feeds, args, desc="pages", unit="page"):
-        collector.add(record)
+    reading = progress(feeds, args, desc="pages", unit="page")
+    # Records without keywords are analysed in budgeted workers; the collector then only parses
+    # their layout (bounded by WEBSIM_MAX_ELEMENTS). A page over the budget is skipped, counted;
+    # one the analysis refused within it (no main text) is kept for its layout, as before.
+    for record, outcome in analysed_records(reading, config, lambda r: not r.get("keywords")):
+        if outcome is not None and outcome.record is not None:
+            analysed = {"keywords": outcome.record["keywords"]}
+            if record.get("links") is None:
+                analysed["links"] = list(outcome.record["links"])
+            collector.add({**record, **analysed})
+        elif outcome is not None and (outcome.failed or outcome.dropped in OVER_BUDGET):
+            reason = drop_reason(outcome)
+            collector.skipped[reason] = collector.skipped.get(reason, 0) + 1
+        else:
+            collector.add(record)
     feeds.check_read()
     pages = collector.pages
     problems = sum(1 for page in pages if page.problems)
@@ -68,4 +82,10 @@ def run(args: argparse.Namespace) -> int:
         f"{len(result.identical_groups)} groups of identical pages, {result.capped_buckets} "
         f"capped buckets; {sum(collector.skipped.values())} skipped) -> {output}"
     )
-    return report_problems("similar", feeds.problems())
+    lines = feeds.problems()
+    over_budget = sum(
+        count for reason, count in collector.skipped.items() if reason.startswith("analysis_")
+    )
+    if over_budget:
+        lines.append(f"{over_budget} page(s) could not be analysed")
+    return report_problems("similar", lines)
