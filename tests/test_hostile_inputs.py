@@ -87,7 +87,7 @@ def test_a_fifo_named_like_a_page_is_counted_not_read(tmp_path: Path, capsys: An
         read_page(str(pages / "x.html"), WebsimConfig.from_settings({}))
 
 
-@pytest.mark.parametrize("command", ["cluster", "similar"])
+@pytest.mark.parametrize("command", ["cluster", "similar", "neardup"])
 def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, command: str
 ) -> None:
@@ -117,6 +117,12 @@ def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
     report = json.loads(output.read_text())
     if command == "cluster":
         skipped = report["input"]["skipped"]
+    elif command == "neardup":
+        skipped = {
+            f"analysis_{reason.removeprefix('analysis_')}": count
+            for reason, count in report["stats"]["pages"]["dropped"].items()
+        }
+        assert report["stats"]["pages"]["indexed"] == 3
     else:
         skipped = report["skipped_pages"]
         assert report["pages"] == 3  # the three pages within the budget are compared

@@ -1,9 +1,9 @@
 """Analyse the feed records that need it in the worker pool, with the crawl's per-page budget.
 
-``websim cluster`` and ``websim similar`` read feeds whose records may lack keywords (a feed of
-raw HTML); those records are analysed in worker processes with the time and memory budget of a
-crawl's analysis (``WEBSIM_ANALYSIS_TIMEOUT``, ``WEBSIM_WORKER_MEMORY_MB``), never in the
-command's own process, where a hostile page would run unbounded.
+``websim cluster``, ``similar`` and ``neardup`` read feeds whose records may lack keywords or
+chunks (a feed of raw HTML); those records are analysed in worker processes with the time and
+memory budget of a crawl's analysis (``WEBSIM_ANALYSIS_TIMEOUT``, ``WEBSIM_WORKER_MEMORY_MB``),
+never in the command's own process, where a hostile page would run unbounded.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from websim_crawler.config import WebsimConfig
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pool import AnalysisPool, PageOutcome
 
 
@@ -21,11 +22,14 @@ def analysed_records(
     records: Iterable[dict[str, Any]],
     config: WebsimConfig,
     needs_analysis: Callable[[dict[str, Any]], bool],
+    params: AnalysisParams | None = None,
+    chunk_detail: str = "none",
 ) -> Iterator[tuple[dict[str, Any], PageOutcome | None]]:
-    """Yield each record, in order, with its analysis' outcome (keywords, main text, language
-    in ``outcome.record``; or why it was dropped), or ``None`` when it needs no analysis."""
+    """Yield each record, in order, with its analysis' outcome (``outcome.record``: the page
+    record with ``chunk_detail`` chunks, analysed with ``params`` or the command's settings; or
+    why it was dropped), or ``None`` when it needs no analysis."""
     html_field = config.items.html_field
-    pool = AnalysisPool(config.analysis, config.pool, "none", fork_from_caller=True)
+    pool = AnalysisPool(params or config.analysis, config.pool, chunk_detail, fork_from_caller=True)
     waiting: deque[tuple[dict[str, Any], bool]] = deque()
 
     def pages() -> Iterator[tuple[str | bytes, str | None, str | None] | PageOutcome]:

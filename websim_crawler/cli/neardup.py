@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 from websim_crawler._imports import require
+from websim_crawler.cli._analysis import OVER_BUDGET, analysed_records
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -59,14 +60,30 @@ def run(args: argparse.Namespace) -> int:
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
     feeds = FeedReader(args.input, config.inputs, config.items.html_field)
+    over_budget = 0  # pages whose analysis ran past WEBSIM_ANALYSIS_TIMEOUT or the memory cap
     if args.WEBSIM_NEARDUP_METHOD == "dask":
         report = _run_dask(args, feeds.paths, params)
     else:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
         ) as finder:
-            for item in progress(feeds, args, desc="pages", unit=" pages"):
-                finder.add_item(item)
+            reading = progress(feeds, args, desc="pages", unit=" pages")
+            # Items without chunks are analysed in budgeted workers (all their chunks, none
+            # marked main: the content region the finder takes from an item's HTML).
+            for item, outcome in analysed_records(
+                reading, config, lambda r: not r.get("chunks"), finder.analysis_params, "full"
+            ):
+                if outcome is None:
+                    finder.add_item(item)
+                elif outcome.record is None:
+                    reason = outcome.failed or outcome.dropped or "unknown"
+                    finder.count_dropped(reason)
+                    over_budget += reason in OVER_BUDGET or outcome.failed is not None
+                else:
+                    chunks = [{**chunk, "is_main": False} for chunk in outcome.record["chunks"]]
+                    links = item.get("links")
+                    links = links if isinstance(links, list) else list(outcome.record["links"])
+                    finder.add_item({**item, "chunks": chunks, "links": links})
             feeds.check_read()
             if not progress_disabled(args) and sys.stderr.isatty():
                 print("finding pairs ...", file=sys.stderr)
@@ -78,7 +95,10 @@ def run(args: argparse.Namespace) -> int:
         f"{report.stats['pages']['indexed']} pages, {len(report.pairs)} pairs "
         f"({', '.join(f'{name} {count}' for name, count in classes.items())}) -> {output}"
     )
-    return report_problems("neardup", feeds.problems())
+    lines = feeds.problems()
+    if over_budget:
+        lines.append(f"{over_budget} page(s) could not be analysed")
+    return report_problems("neardup", lines)
 
 
 def _run_dask(args: argparse.Namespace, paths: list[str], params: NeardupParams) -> NeardupReport:
