@@ -127,3 +127,26 @@ def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
         skipped = report["skipped_pages"]
         assert report["pages"] == 3  # the three pages within the budget are compared
     assert skipped["analysis_timeout"] == 1 and skipped["analysis_too_large"] == 1
+
+
+def test_compare_runs_in_a_worker_with_a_pages_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """Features and stages of ``websim compare`` run in a budgeted worker: a page whose
+    features never end is one line and exit 2, not a command that runs forever."""
+    import websim_crawler.cli.compare as compare_command
+
+    def endless_features(*args: Any, **kwargs: Any) -> Any:
+        time.sleep(60)
+
+    pages = []
+    for name in ("a", "b"):
+        page = tmp_path / f"{name}.html"
+        page.write_text("<html><body><p>" + "Lava flows slowly. " * 20 + "</p>")
+        pages.append(str(page))
+    assert main(["compare", *pages]) in (0, 1)  # unpatched: a verdict
+    capsys.readouterr()
+    monkeypatch.setattr(compare_command, "page_features", endless_features)
+    assert main(["compare", *pages, "-s", "WEBSIM_ANALYSIS_TIMEOUT=2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "WEBSIM_ANALYSIS_TIMEOUT" in err[0] and "Traceback" not in err[0]
