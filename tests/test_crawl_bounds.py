@@ -1,5 +1,5 @@
 """Bounds on what a crawl reads itself: robots.txt up to 500 KiB (as Google reads it), screenshots
-up to a pixel cap checked before decoding."""
+up to a pixel cap checked before decoding, forms with an http(s) action only."""
 
 from __future__ import annotations
 
@@ -10,14 +10,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.http import HtmlResponse, Request
+from scrapy.utils.test import get_crawler
 
 from tests.hostile_generators import blank_png
 from tests.test_spiders_crawl import crawl, read_pages
+from websim_crawler.core.crawling import NextPage
 from websim_crawler.core.similarity import SimilarityParams
 from websim_crawler.core.similarity.compare import features_from_item
 from websim_crawler.core.similarity.visual import load_image
 from websim_crawler.errors import InputFormatError
 from websim_crawler.robots import ROBOTS_TXT_MAX_BYTES, capped_robots_txt
+from websim_crawler.spiders.deepweb import DeepWebSpider
 
 PAGE = "<html><body><h1>{name}</h1><p>" + "The fjord is deep and cold. " * 20 + "</p>"
 # Wildcard rules that match nothing, to past the cap (1.9 MB); the rule after them is never read.
@@ -90,3 +94,21 @@ def test_a_screenshot_past_the_pixel_cap_is_refused_before_decoding() -> None:
     )
     assert features.signature is None and features.document is not None
     assert [problem.split(":", 1)[0] for problem in features.problems] == ["screenshot"]
+
+
+def test_a_postback_form_whose_action_is_not_http_is_skipped_and_counted() -> None:
+    """An ASP.NET pager whose form posts to ``javascript:``: no request (Scrapy would raise on
+    the URL), one count; the same form with an http action is submitted."""
+    url = "http://127.0.0.1:8000/results"
+    crawler = get_crawler(DeepWebSpider)
+    spider = DeepWebSpider.from_crawler(crawler, start_url=url, queries="tea")
+    found = NextPage(how="postback", form_number=0, event_target="pager", event_argument="2")
+    meta = {"websim_query": "tea", "websim_page": 1}
+    for action, expected in (("javascript:void(0)", None), ("/results", url)):
+        body = f"<html><body><form method='post' action='{action}'><input name='q'></form>"
+        request = Request(url, meta=meta)
+        response = HtmlResponse(url, body=body.encode(), encoding="utf-8", request=request)
+        next_request = spider.next_page_request(response, found)
+        assert (next_request.url if next_request else None) == expected
+    assert crawler.stats is not None
+    assert crawler.stats.get_value("websim/crawl/next_page/skipped/not_http") == 1

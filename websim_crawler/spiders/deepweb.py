@@ -229,7 +229,9 @@ class DeepWebSpider(WebsimSpider):
                 if found is None:
                     return
                 if found.how in ("link", "parameter") or (found.how == "postback" and not page):
-                    yield self.next_page_request(response, found)
+                    request = self.next_page_request(response, found)
+                    if request is not None:
+                        yield request
                     return
                 if page is None:
                     self.count("websim/crawl/next_page/needs_render")
@@ -267,8 +269,9 @@ class DeepWebSpider(WebsimSpider):
         if found is not None:
             yield found
 
-    def next_page_request(self, response: Response, found: NextPage) -> scrapy.Request:
-        """Request the next result page: its URL, or the postback form submitted."""
+    def next_page_request(self, response: Response, found: NextPage) -> scrapy.Request | None:
+        """Request the next result page: its URL, or the postback form submitted (``None``,
+        counted, when the form's action is not http(s))."""
         query, page = response.meta["websim_query"], response.meta["websim_page"] + 1
         self.count(f"websim/crawl/next_page/{found.how}")
         if found.url is not None:
@@ -276,6 +279,12 @@ class DeepWebSpider(WebsimSpider):
         form = response.xpath("//form")[found.form_number]
         fields = {"__EVENTTARGET": found.event_target, "__EVENTARGUMENT": found.event_argument}
         submission = form2request(form, fields, click=False)
+        if not is_http_url(submission.url):  # action="javascript:...": nothing to request
+            self.count("websim/crawl/next_page/skipped/not_http")
+            logger.warning(
+                "deepweb: postback form on %s skipped: its action is not http(s)", response.url
+            )
+            return None
         return submission.to_scrapy(
             callback=self.parse_results,
             errback=self.count_failure,
