@@ -24,7 +24,6 @@ from typing import BinaryIO
 
 from websim_crawler.config import InputParams, WebsimConfig
 from websim_crawler.core.io import ReadReport, iter_feeds
-from websim_crawler.core.similarity.collection import record_problem
 from websim_crawler.errors import InputFormatError, PageError
 
 PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".xhtml.gz")
@@ -233,6 +232,10 @@ class FeedReader:
 
     def __iter__(self) -> Iterator[dict[str, object]]:
         """Yield the records of every feed, each URL once (the first; repeats are counted)."""
+        # Imported here: the similarity package loads the optimal-transport and scipy stacks,
+        # which 'websim extract' (pages, not feeds) never needs.
+        from websim_crawler.core.similarity.collection import record_problem
+
         fields = ("url", self.html_field, "links", "keywords", "screenshot")
         try:
             for record in iter_feeds(self.paths, self.report, self.limits.max_record_bytes):
