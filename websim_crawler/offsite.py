@@ -2,9 +2,10 @@
 
 Scrapy's ``OffsiteMiddleware`` compares host names with ``allowed_domains``: a search form, a
 ``<base href>``, a redirect or a link aimed at another port of the crawled host passes it. This
-subclass (the extension point Scrapy's documentation names, ``should_follow``) also requires the
-origin (``core.urls.origin_of``) of the spider's ``site_origin`` when the spider sets one, for
-every request, ``dont_filter`` ones included (a redirect keeps its request's ``dont_filter``).
+subclass also requires the origin (``core.urls.origin_of``) of the spider's ``site_origin`` when
+the spider sets one, for every request, ``dont_filter`` ones included (a redirect keeps its
+request's ``dont_filter``, which Scrapy's ``should_follow`` is never asked about, so the check
+sits in ``process_request``; Scrapy's own check follows it).
 Requests to another origin of an allowed host are counted under ``websim/offsite/other_origin``.
 """
 
