@@ -160,3 +160,17 @@ def test_links_base_href_and_redirects_to_another_port_are_off_site(
     }
     assert f"{servers.own_url}rec1.html" in urls
     assert "'websim/offsite/other_origin'" in finished.stderr  # the redirect, at least
+
+
+def test_a_query_template_the_user_gives_is_an_own_origin_too() -> None:
+    from scrapy.utils.test import get_crawler
+
+    from websim_crawler.spiders.deepweb import DeepWebSpider
+
+    spider = DeepWebSpider.from_crawler(
+        get_crawler(DeepWebSpider),
+        start_url="http://127.0.0.1:8000/",
+        query_template="http://127.0.0.1:8001/search?q={query}",
+        queries="tea",
+    )
+    assert spider.site_origins == {"http://127.0.0.1:8000", "http://127.0.0.1:8001"}

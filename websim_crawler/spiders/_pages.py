@@ -51,7 +51,7 @@ class WebsimSpider(scrapy.Spider):
     # fills an item's title and links, so a page whose links the spider does not follow (a
     # deepweb record) is not parsed in the crawl's process as well.
     analysed_downstream = False
-    site_origin: str | None = None  # scheme://host[:port] the crawl stays on (restrict_to_site)
+    site_origins: frozenset[str] = frozenset()  # scheme://host[:port] the crawl stays on
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -89,11 +89,12 @@ class WebsimSpider(scrapy.Spider):
     def configure(self) -> None:
         """Resolve argument defaults that come from settings (``self.params`` is set)."""
 
-    def restrict_to_site(self, url: str) -> None:
+    def restrict_to_site(self, url: str, *also: str) -> None:
         """Keep the crawl (redirects, forms, ``<base href>`` targets too) on the origin of
-        ``url``: its scheme, host and port (``SiteOriginOffsiteMiddleware``)."""
+        ``url`` (its scheme, host and port, ``SiteOriginOffsiteMiddleware``) and of ``also``,
+        further URLs the user gave (a query template)."""
         self.allowed_domains = [hostname_of(url)]
-        self.site_origin = origin_of(url)
+        self.site_origins = frozenset(origin_of(own) for own in (url, *also) if origin_of(own))
 
     def page_request(
         self, url: str, callback: Any, *, meta: dict[str, Any] | None = None

@@ -86,7 +86,8 @@ class DeepWebSpider(WebsimSpider):
         self.template_links: frozenset[str] = frozenset()
         self.search_urls: set[str] = set()
         self.search_form: tuple[SearchForm, Any] | None = None  # the form and its selector
-        self.restrict_to_site(self.start_url or self.query_template or "")
+        own = [url for url in (self.start_url, self.query_template) if url]
+        self.restrict_to_site(*own)
 
     def configure(self) -> None:
         """Take ``max_pages`` from ``WEBSIM_MAX_RESULT_PAGES`` unless ``-a max_pages`` was given."""
@@ -156,7 +157,7 @@ class DeepWebSpider(WebsimSpider):
         for form in rank_search_forms(root, url):
             if not is_http_url(form.action):
                 reason = "not_http"
-            elif self.site_origin and origin_of(form.action) != self.site_origin:
+            elif self.site_origins and origin_of(form.action) not in self.site_origins:
                 reason = "offsite"
             else:
                 return form
