@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from scrapy.utils.test import get_crawler
 
 from tests.test_spiders_crawl import crawl, read_pages
 from websim_crawler.core.urls import origin_of
+from websim_crawler.spiders.deepweb import DeepWebSpider
 
 pytestmark = pytest.mark.slow
 
@@ -163,10 +165,6 @@ def test_links_base_href_and_redirects_to_another_port_are_off_site(
 
 
 def test_a_query_template_the_user_gives_is_an_own_origin_too() -> None:
-    from scrapy.utils.test import get_crawler
-
-    from websim_crawler.spiders.deepweb import DeepWebSpider
-
     spider = DeepWebSpider.from_crawler(
         get_crawler(DeepWebSpider),
         start_url="http://127.0.0.1:8000/",
