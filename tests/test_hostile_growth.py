@@ -22,6 +22,7 @@ from websim_crawler.core.neardup.detect import find_near_duplicates
 from websim_crawler.core.neardup.sentences import split_sentences
 from websim_crawler.core.page import analyse_page
 from websim_crawler.core.similarity import SimilarityParams, find_similar_pairs, page_features
+from websim_crawler.core.urls import page_key
 from websim_crawler.errors import PageError
 
 DOUBLINGS = 3  # sizes n, 2n, 4n, 8n
@@ -155,3 +156,12 @@ def test_identical_pages_form_one_near_duplicate_group_in_linear_work() -> None:
         assert groups[1][:2] == ["http://s1.test/1", "http://s2.test/2"]
         assert report.stats["identical_groups"] == 2
         assert report.stats["pair_entries"] <= count  # no pair checks grow with count squared
+
+
+def test_keying_an_archived_link_with_a_line_break_grows_linearly() -> None:
+    """A Wayback link whose host-like run is followed by a line break (a feed's links field)."""
+    growth = _growth(
+        lambda n: page_key("http://web.archive.org/web/2020/" + "a." * n + "\nx"), 2000
+    )
+    assert growth < MAX_GROWTH, f"page_key: {growth:.1f}x"
+    assert page_key("http://web.archive.org/web/2020/http://a.org/x") == "a.org/x"

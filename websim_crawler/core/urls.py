@@ -26,10 +26,11 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # An archived capture (<archive host>/web/<timestamp><flags>/<original url>, the Wayback Machine's
 # replay path on web.archive.org, web-beta.archive.org or an archive page's own host when a relative
 # link was resolved against it) stands for the original URL, so pages captured in different years
-# still share their links.
+# still share their links. DOTALL: the tail matches any character, so a line break in a link
+# cannot send the match back through every split of a long host-like run (quadratic).
 _WAYBACK_RE = re.compile(
     r"^(?:https?:)?//[^/]+/web/\d{4,14}[a-z_]*\*?/((?:https?:/{1,2})?[\w.-]+\.\w+.*)$",
-    re.IGNORECASE,
+    re.IGNORECASE | re.DOTALL,
 )
 _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
 # A URL that names a scheme (``http:``, ``mailto:``) or starts scheme-relative (``//``).
