@@ -194,10 +194,12 @@ def test_pipeline_writes_the_similar_pairs_at_close(pipeline_output: Path) -> ob
     def check(_result: object) -> None:
         result = json.loads(pipeline_output.read_text(encoding="utf-8"))
         assert result["pages"] == 4
-        assert [(p["url_1"], p["url_2"]) for p in result["pairs"]] == [
-            ("http://s.test/1", "http://s.test/2")
-        ]
-        assert crawler.stats.get_value("websim/similarity/similar_pairs") == 1
+        # 1 and 2 have the same tag shingles, keywords and links: one identical group, compared
+        # once, and one group of similar pages
+        assert result["identical_groups"] == [["http://s.test/1", "http://s.test/2"]]
+        assert result["pairs"] == []
+        assert result["groups"] == [{"size": 2, "pages": ["http://s.test/1", "http://s.test/2"]}]
+        assert crawler.stats.get_value("websim/similarity/identical_groups") == 1
         assert crawler.stats.get_value("websim/similarity/problems/screenshot") == 1
         assert crawler.stats.get_value("websim/similarity/problems/html") == 1
 

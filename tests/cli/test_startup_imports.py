@@ -49,8 +49,8 @@ def test_extract_imports_only_its_subcommand_and_no_heavy_library(tmp_path: Path
     assert commands == {"websim_crawler.cli.extract"}
     heavy = {"nltk", "scipy", "scrapy", "twisted", "sklearn", "ot"}
     assert heavy & modules == set()
-    # One page is analysed in the command's process: no pool, no progress bar, no HTTP client.
-    assert {"pebble", "multiprocessing", "tqdm", "urllib.request"} & modules == set()
+    # One page is analysed in a budgeted worker (pebble), with no progress bar, no HTTP client.
+    assert {"tqdm", "urllib.request"} & modules == set()
 
 
 def test_nltk_is_imported_only_for_its_stemmer() -> None:

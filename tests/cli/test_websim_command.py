@@ -397,16 +397,43 @@ def test_similar_skips_malformed_records_by_reason(tmp_path: Path, capsys: Any) 
     assert "8 record(s) with fields of the wrong type skipped" in capsys.readouterr().err
     report = json.loads(output.read_text())
     assert report["pages"] == 3
-    assert report["skipped_pages"] == {
+    assert report["skipped_pages"] == {"no_url": 1}
+    assert report["skipped_lines"] == {  # each URL once, as it is read; wrong types as read
+        "duplicate_url": 1,
         "bad_html": 1,
         "bad_keywords": 3,
         "bad_links": 2,
         "bad_screenshot": 1,
         "bad_url": 1,
-        "no_url": 1,
     }
-    assert report["skipped_lines"] == {"duplicate_url": 1}  # each URL once, as it is read
     assert report["pairs"] and all(pair["url_1"] != pair["url_2"] for pair in report["pairs"])
+
+
+@pytest.mark.parametrize("command", ["cluster", "similar", "neardup"])
+def test_every_feed_command_skips_hostile_lines_with_one_summary_line_and_exit_1(
+    tmp_path: Path, capsys: Any, command: str
+) -> None:
+    """Nested 200k deep, a 5,000-digit integer, 10**400, wrong field types: skipped, exit 1."""
+    good = [
+        {"url": f"http://s.test/{n}", "html": page_html("volcano", n), "keywords": {"lava": 2}}
+        for n in range(4)
+    ]
+    hostile = [
+        '{"url": "http://s.test/d", "x": ' + "[" * 200_000 + "]" * 200_000 + "}",
+        '{"url": "http://s.test/i", "keywords": {"lava": ' + "7" * 5000 + "}}",
+        json.dumps({"url": "http://s.test/p", "keywords": {"lava": 10**400}}),
+        json.dumps({"url": 5, "html": "<p>x</p>"}),
+    ]
+    path = tmp_path / "f.jsonl"
+    path.write_text("\n".join([*map(json.dumps, good), *hostile]) + "\n")
+    output = tmp_path / "out.json"
+    assert main([command, str(path), "-o", str(output), "--no-progress"]) == 1
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert "1 feed line(s) skipped: too deep" in err
+    assert "2 feed line(s) skipped: huge number" in err
+    assert "1 record(s) with fields of the wrong type skipped (1 bad_url)" in err
+    assert output.exists()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -527,20 +554,21 @@ def test_demo_refuses_settings_it_sets_itself(capsys: pytest.CaptureFixture[str]
 @pytest.mark.parametrize(
     ("pages", "flags", "expected_workers"),
     [
-        (1, [], 0),
+        (1, [], 1),
+        (1, ["--workers", "0"], 0),
         (1, ["--workers", "2"], 1),
         (3, ["--workers", "2"], 2),
         (2, ["--workers", "5"], 2),
     ],
 )
-def test_extract_analyses_a_single_page_in_its_own_process_unless_workers_are_set(
+def test_extract_analyses_even_a_single_page_in_a_budgeted_worker_unless_workers_are_0(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     pages: int,
     flags: list[str],
     expected_workers: int,
 ) -> None:
-    """Starting a worker costs more than one page; asked-for workers are still used."""
+    """One page too gets the crawl's per-page time and memory budget; no idle workers."""
     import websim_crawler.cli.extract as extract_command
 
     created: list[int] = []

@@ -27,7 +27,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import (
@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from websim_crawler.core.stage_records import StagePlan
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 _MEGABYTE = 1024 * 1024
 # Imported once by the fork server instead of by each worker: the analysis, loaded and warmed.
@@ -364,6 +365,26 @@ class AnalysisPool:
         while window:
             yield window.popleft().result()
 
+    def call(self, function: Callable[..., T], *args: Any) -> T:
+        """Run ``function(*args)`` in a worker with a page's budget and return its result; raise
+        ``PageError`` (``analysis_timeout``, ``too_large``, ``worker_crash``, ...) when it runs
+        past the budget or its worker dies. For work on pages other than their analysis (the
+        ``compare`` command's features and stages); with no workers, in this process."""
+        if not self.workers:
+            return function(*args)
+        scheduled = self._process_pool().schedule(
+            function, args=args, timeout=self.pool_params.timeout or None
+        )
+        try:
+            return scheduled.result()
+        except Exception as exc:
+            outcome = self._budget_outcome(exc)
+            if outcome is None:
+                raise
+            raise PageError(
+                outcome.failed or outcome.dropped or "unknown", outcome.message
+            ) from exc
+
     def map(
         self,
         pages: Iterable[tuple[str | bytes, str | None, str | None] | PageOutcome],
@@ -395,22 +416,26 @@ class AnalysisPool:
     def _outcome_of(self, future: concurrent.futures.Future[PageOutcome]) -> PageOutcome:
         try:
             return future.result()
-        except TimeoutError:
+        except Exception as exc:
+            failure = self._budget_outcome(exc)
+            if failure is not None:
+                return failure
+            logger.error("the analysis of a page failed", exc_info=exc)
+            return PageOutcome(failed="analysis_error", message=f"{type(exc).__name__}: {exc}")
+
+    def _budget_outcome(self, exc: Exception) -> PageOutcome | None:
+        """Return the outcome of a task stopped by its budget or its worker, else ``None``."""
+        if isinstance(exc, TimeoutError):
             return PageOutcome(
                 dropped="analysis_timeout",
                 message=f"the analysis took over {self.pool_params.timeout:g} s "
                 "(WEBSIM_ANALYSIS_TIMEOUT); its worker was replaced",
             )
-        except MemoryError:  # the result itself was too large to send back
+        if isinstance(exc, MemoryError):  # the result itself was too large to send back
             return PageOutcome(dropped="too_large", message="the page's result is too large")
-        except concurrent.futures.CancelledError:
+        if isinstance(exc, concurrent.futures.CancelledError):
             return PageOutcome(failed="cancelled", message="the analysis pool was stopped")
-        except Exception as exc:
-            failure = _worker_failure(exc)
-            if failure is not None:
-                return failure
-            logger.error("the analysis of a page failed", exc_info=exc)
-            return PageOutcome(failed="analysis_error", message=f"{type(exc).__name__}: {exc}")
+        return _worker_failure(exc)
 
     def close(self) -> None:
         """Wait for the pages in flight, then stop the workers."""

@@ -11,9 +11,12 @@ the wait for a URL (``WEBSIM_FETCH_TIMEOUT``). A source that cannot be used is a
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import io
 import os
+import socket
+import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +33,7 @@ _FEED_FIX = "give the JSON Lines a crawl writes with -O pages.jsonl"
 # Lines left out that lose nothing: a URL read before, the last line a killed crawl cut short
 # (its item was never acknowledged and is crawled again on resume).
 _EXPECTED_SKIPS = frozenset({"duplicate_url", "cut_last_line"})
+_FIELDS = ("url", "html", "links", "keywords", "screenshot")  # the names record_problem reads
 
 
 def is_url(location: str) -> bool:
@@ -58,6 +62,7 @@ class PageLocations:
 
     locations: list[str] = field(default_factory=list)
     left_out: int = 0  # page files beyond WEBSIM_MAX_INPUT_FILES
+    not_regular: int = 0  # FIFOs, sockets and devices named like pages in folders, not read
 
 
 def page_locations(sources: Sequence[str], limits: InputParams) -> PageLocations:
@@ -73,7 +78,7 @@ def page_locations(sources: Sequence[str], limits: InputParams) -> PageLocations
             _take(found, source, limits)
             continue
         before = len(found.locations) + found.left_out
-        for page in _page_files(Path(source)):
+        for page in _page_files(Path(source), found):
             _take(found, str(page), limits)
         if len(found.locations) + found.left_out == before:
             empty_folders.append(source)
@@ -93,12 +98,23 @@ def _take(found: PageLocations, location: str, limits: InputParams) -> None:
         found.left_out += 1
 
 
-def _page_files(folder: Path) -> Iterator[Path]:
+def _page_files(folder: Path, found: PageLocations) -> Iterator[Path]:
+    """Yield the page files of a folder; a FIFO, socket or device is counted, not read."""
     for directory, subfolders, files in os.walk(folder):
         subfolders.sort()
         for name in sorted(files):
             if name.lower().endswith(PAGE_SUFFIXES):
-                yield Path(directory) / name
+                if _is_regular_file(Path(directory) / name):
+                    yield Path(directory) / name
+                else:
+                    found.not_regular += 1
+
+
+def _is_regular_file(path: Path) -> bool:
+    try:
+        return stat.S_ISREG(path.stat().st_mode)
+    except OSError:
+        return True  # vanished or unreadable: reading it reports why
 
 
 def read_page(location: str, config: WebsimConfig) -> PageSource:
@@ -109,6 +125,8 @@ def read_page(location: str, config: WebsimConfig) -> PageSource:
     limit = config.analysis.max_page_bytes
     if is_url(location):
         return _fetch(location, config.inputs.fetch_timeout, limit)
+    if not _is_regular_file(Path(location)):  # a FIFO would block the read forever
+        raise PageError("unreadable", f"cannot read {location}: not a regular file")
     try:
         with open(location, "rb") as handle:
             body = _bounded_read(location, handle, limit)
@@ -119,16 +137,62 @@ def read_page(location: str, config: WebsimConfig) -> PageSource:
 
 
 def _fetch(url: str, timeout: float, limit: int) -> PageSource:
-    """Fetch a page over http(s); ``urllib.request`` is imported only for URLs (start-up)."""
+    """Fetch a page over http(s) within ``timeout`` seconds for the whole response.
+
+    The socket's own timeout bounds each read only (a server sending a byte a second never
+    trips it): a timer shuts the connection's sockets down at the deadline, which ends any
+    read in progress. ``urllib.request`` is imported only for URLs (start-up).
+    """
+    import http.client
+    import ssl
+    import threading
     import urllib.request
 
+    sockets: list[socket.socket] = []
+
+    class DeadlineHTTPConnection(http.client.HTTPConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.append(self.sock)
+
+    class DeadlineHTTPSConnection(http.client.HTTPSConnection):
+        def connect(self) -> None:
+            super().connect()
+            sockets.append(self.sock)
+
+    class DeadlineHTTPHandler(urllib.request.HTTPHandler):
+        def http_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            return self.do_open(DeadlineHTTPConnection, req)
+
+    class DeadlineHTTPSHandler(urllib.request.HTTPSHandler):
+        def https_open(self, req: urllib.request.Request) -> http.client.HTTPResponse:
+            context = ssl.create_default_context()
+            return self.do_open(DeadlineHTTPSConnection, req, context=context)
+
+    def expire() -> None:
+        expired.set()
+        for connection in list(sockets):
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+
+    opener = urllib.request.build_opener(DeadlineHTTPHandler, DeadlineHTTPSHandler)
     request = urllib.request.Request(url, headers={"User-Agent": "websim-crawler"})
+    expired = threading.Event()
+    timer = threading.Timer(timeout, expire)
+    timer.start()
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             body = _bounded_read(url, response, limit)
+            if expired.is_set():  # a body cut by the shutdown can look complete
+                raise TimeoutError
             return PageSource(url, body, response.headers.get("Content-Type"), response.geturl())
-    except (OSError, ValueError) as exc:  # URLError and HTTPError are OSErrors
+    except (OSError, ValueError, http.client.HTTPException) as exc:  # URLError is an OSError
+        if expired.is_set():
+            message = f"no complete response within {timeout:g} s (WEBSIM_FETCH_TIMEOUT)"
+            raise PageError("unreachable", f"cannot fetch {url}: {message}") from exc
         raise PageError("unreachable", f"cannot fetch {url}: {exc}") from exc
+    finally:
+        timer.cancel()
 
 
 def _bounded_read(location: str, stream: BinaryIO, limit: int) -> bytes:
@@ -146,11 +210,14 @@ class FeedReader:
 
     A feed that is missing, a folder, binary or an HTML page is reported by ``failed`` (one
     line naming it and the fix) and left out; when no feed is usable, ``InputFormatError``. A URL
-    found in several records (two workers' feeds, a resumed crawl) is read once.
+    found in several records (two workers' feeds, a resumed crawl) is read once. A record whose
+    url, html, links, keywords or screenshot has the wrong type is skipped as ``bad_<field>``,
+    in every command alike.
     """
 
-    def __init__(self, paths: Sequence[str], limits: InputParams) -> None:
+    def __init__(self, paths: Sequence[str], limits: InputParams, html_field: str = "html") -> None:
         self.limits = limits
+        self.html_field = html_field
         self.report = ReadReport()
         self.failed: list[str] = []
         self.paths: list[str] = []
@@ -165,8 +232,19 @@ class FeedReader:
 
     def __iter__(self) -> Iterator[dict[str, object]]:
         """Yield the records of every feed, each URL once (the first; repeats are counted)."""
+        # Imported here: the similarity package loads the optimal-transport and scipy stacks,
+        # which 'websim extract' (pages, not feeds) never needs.
+        from websim_crawler.core.similarity.collection import record_problem
+
+        fields = ("url", self.html_field, "links", "keywords", "screenshot")
         try:
-            yield from iter_feeds(self.paths, self.report, self.limits.max_record_bytes)
+            for record in iter_feeds(self.paths, self.report, self.limits.max_record_bytes):
+                problem = record_problem(dict(zip(_FIELDS, map(record.get, fields), strict=True)))
+                if problem is not None and problem.startswith("bad_"):
+                    self.report.records -= 1
+                    self.report.skip(problem)
+                    continue
+                yield record
         except InputFormatError as exc:  # a feed that broke while read (a cut gzip stream)
             self.failed.append(str(exc))
 
@@ -186,9 +264,18 @@ class FeedReader:
     def problems(self) -> list[str]:
         """Return one line per unusable feed and per kind of skipped line (for stderr)."""
         lines = list(self.failed)
+        malformed = {
+            reason: count for reason, count in self.report.skipped.items() if reason[:4] == "bad_"
+        }
         for reason, count in sorted(self.report.skipped.items()):
-            if reason not in _EXPECTED_SKIPS:
+            if reason not in _EXPECTED_SKIPS and reason not in malformed:
                 lines.append(f"{count} feed line(s) skipped: {reason.replace('_', ' ')}")
+        if malformed:
+            lines.append(
+                f"{sum(malformed.values())} record(s) with fields of the wrong type skipped ("
+                + ", ".join(f"{count} {reason}" for reason, count in sorted(malformed.items()))
+                + ")"
+            )
         return lines
 
 

@@ -28,15 +28,21 @@ class Stage(Protocol):
 
 def take_records(
     stage: Stage, records: Iterable[dict[str, Any]], config: WebsimConfig, plan: StagePlan
-) -> None:
-    """Prepare each record in the worker pool and give it to ``stage``, in the records' order."""
+) -> int:
+    """Prepare each record in the worker pool and give it to ``stage``, in the records' order;
+    return how many could not be prepared within the budget (skipped as ``analysis_<why>``:
+    ``analysis_timeout``, ``analysis_too_large``, ``analysis_worker_crash``)."""
     pool_params = dataclasses.replace(config.pool, chunk_detail="none")
     pool = AnalysisPool(config.analysis, pool_params, fork_from_caller=True)
+    over_budget = 0
     try:
         for outcome in pool.map_records(records, plan):
             if outcome.stage_record is None:
-                stage.skip(str(outcome.dropped or outcome.failed))
+                reason = outcome.dropped or outcome.failed or "unknown"
+                stage.skip(f"analysis_{reason.removeprefix('analysis_')}")
+                over_budget += 1
             else:
                 stage.add(outcome.stage_record)
     finally:
         pool.close()
+    return over_budget

@@ -78,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     output = required_output(params.output, "WEBSIM_CLUSTERS_OUTPUT")
     if params.html_output:
         check_output_path(params.html_output)
-    feeds = FeedReader(args.input, config.inputs)
+    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
     plan = StagePlan(
         config.analysis, html_field=config.items.html_field, clustering_kind=params.kind

@@ -11,17 +11,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
+import dataclasses
 import html
 import json
 import sys
 from collections import Counter
 from typing import Any
 
+from websim_crawler.analysis.pool import AnalysisPool
 from websim_crawler.browser.session import Document, render_documents
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
 from websim_crawler.cli._sources import is_url, location_url, read_page
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text, check_output_path
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.similarity.compare import (
     ComparisonReport,
     compare_pages,
@@ -147,6 +151,22 @@ def render_report_html(
     )
 
 
+def compare_in_worker(
+    pages: list[str | bytes],
+    urls: list[str],
+    screenshots: list[bytes | None],
+    params: SimilarityParams,
+    analysis_params: AnalysisParams,
+) -> tuple[ComparisonReport, list[list[str]]]:
+    """Build both pages' features and compare them; return the report and each page's problems."""
+    features = [
+        page_features(page, url=url, screenshot=png, params=params, analysis_params=analysis_params)
+        for page, url, png in zip(pages, urls, screenshots, strict=True)
+    ]
+    report = compare_pages(features[0], features[1], params.pairs_mode, params)
+    return report, [feature.problems for feature in features]
+
+
 def run(args: argparse.Namespace) -> int:
     """Compare the two pages and write the report; exit 0 when similar, 1 when not."""
     config = command_config(args, "compare")
@@ -173,20 +193,21 @@ def run(args: argparse.Namespace) -> int:
     for slot, option in enumerate((args.screenshot_a, args.screenshot_b)):
         if option:
             screenshots[slot] = read_input(option, config)
-    features = [
-        page_features(
-            page,
-            url=url,
-            screenshot=png,
-            params=params,
-            analysis_params=config.analysis,
-        )
-        for page, url, png in zip(pages, urls, screenshots, strict=True)
-    ]
-    for location, feature in zip(locations, features, strict=True):
-        for problem in feature.problems:
+    # Parsing, analysis and the stages run in one worker with a page's budget (time, memory).
+    one_worker = dataclasses.replace(config.pool, workers=min(config.pool.worker_count(), 1))
+    # After rendering, the browser's threads ran in this process: workers come from a server.
+    one_worker = dataclasses.replace(one_worker, chunk_detail="none")
+    pool = AnalysisPool(config.analysis, one_worker, fork_from_caller=not args.render)
+    with contextlib.closing(pool):
+        try:
+            report, problems = pool.call(
+                compare_in_worker, pages, urls, screenshots, params, config.analysis
+            )
+        except PageError as exc:
+            raise InputFormatError(f"the pages cannot be compared: {exc}") from exc
+    for location, page_problems in zip(locations, problems, strict=True):
+        for problem in page_problems:
             print(f"websim compare: {location}: {problem}", file=sys.stderr)
-    report = compare_pages(features[0], features[1], params.pairs_mode, params)
     if args.format == "html":
         text = render_report_html(report, (screenshots[0], screenshots[1]), params)
     else:

@@ -48,10 +48,9 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output)
     found = page_locations(args.sources, config.inputs)
     pages = found.locations
-    if len(pages) == 1 and config.pool.workers is None:
-        workers = 0  # starting a worker (fork, warm-up page) costs more than analysing one page
-    else:
-        workers = min(config.pool.worker_count(), len(pages))  # no idle workers for a few pages
+    # No idle workers for a few pages; one page too gets a worker, for the crawl's per-page
+    # time and memory budget (WEBSIM_ANALYSIS_WORKERS=0 analyses in this process, unbounded).
+    workers = min(config.pool.worker_count(), len(pages))
     pool = AnalysisPool(
         config.analysis,
         replace(config.pool, workers=workers),
@@ -85,6 +84,8 @@ def run(args: argparse.Namespace) -> int:
             f"{found.left_out} page file(s) left out over WEBSIM_MAX_INPUT_FILES="
             f"{config.inputs.max_files}"
         )
+    if found.not_regular:
+        problems.append(f"{found.not_regular} FIFO, socket or device file(s) in folders not read")
     return report_problems("extract", problems)
 
 

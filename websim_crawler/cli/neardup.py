@@ -52,7 +52,8 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "neardup")
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
-    feeds = FeedReader(args.input, config.inputs)
+    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
+    over_budget = 0  # pages whose preparation ran past the per-page budget
     if params.engine == "dask":
         report = _run_dask(feeds.paths, params)
     else:
@@ -60,7 +61,8 @@ def run(args: argparse.Namespace) -> int:
             params, html_field=config.items.html_field, analysis_params=config.analysis
         ) as finder:
             plan = StagePlan(config.analysis, html_field=config.items.html_field, neardup=params)
-            take_records(finder, progress(feeds, args, desc="pages", unit=" pages"), config, plan)
+            reading = progress(feeds, args, desc="pages", unit=" pages")
+            over_budget = take_records(finder, reading, config, plan)
             feeds.check_read()
             if not progress_disabled(args) and sys.stderr.isatty():
                 print("finding pairs ...", file=sys.stderr)
@@ -72,7 +74,10 @@ def run(args: argparse.Namespace) -> int:
         f"{report.stats['pages']['indexed']} pages, {len(report.pairs)} pairs "
         f"({', '.join(f'{name} {count}' for name, count in classes.items())}) -> {output}"
     )
-    return report_problems("neardup", feeds.problems())
+    lines = feeds.problems()
+    if over_budget:
+        lines.append(f"{over_budget} page(s) could not be analysed")
+    return report_problems("neardup", lines)
 
 
 def _run_dask(paths: list[str], params: NeardupParams) -> NeardupReport:

@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
     # The weights file is read by WebsimConfig.from_settings; auto asks same-template.
     params = ask(config.similarity, COLLECTION_QUESTION)
-    feeds = FeedReader(args.input, config.inputs)
+    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
     plan = StagePlan(config.analysis, html_field=config.items.html_field, similarity=params)
     take_records(collector, progress(feeds, args, desc="pages", unit="page"), config, plan)
@@ -75,12 +75,14 @@ def run(args: argparse.Namespace) -> int:
         f"{result.question}: {len(result.groups)} groups of pages ({sizes}{more}), "
         f"{result.ungrouped} pages in none; {len(result.pairs)} similar pairs among "
         f"{result.pages} pages ({result.candidate_pairs} of {result.all_pairs} pairs compared, "
-        f"{result.blocking}{capped}; {sum(collector.skipped.values())} skipped) -> {output}"
-    )
-    malformed = sum(
-        count for reason, count in collector.skipped.items() if reason.startswith("bad_")
+        f"{result.blocking}{capped}; {len(result.identical_groups)} groups of identical pages, "
+        f"{result.capped_buckets} capped buckets; {sum(collector.skipped.values())} skipped) "
+        f"-> {output}"
     )
     lines = feeds.problems()
-    if malformed:
-        lines.append(f"{malformed} record(s) with fields of the wrong type skipped")
+    over_budget = sum(
+        count for reason, count in collector.skipped.items() if reason.startswith("analysis_")
+    )
+    if over_budget:
+        lines.append(f"{over_budget} page(s) could not be analysed")
     return report_problems("similar", lines)

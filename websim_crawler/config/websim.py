@@ -71,7 +71,7 @@ class InputParams:
     fetch_timeout: float = setting(
         30.0,
         "WEBSIM_FETCH_TIMEOUT",
-        "seconds a websim command waits for a page given as an http(s) URL",
+        "seconds a websim command waits for the whole response of a page given as an http(s) URL",
         minimum=0.1,
         maximum=600.0,
     )

@@ -3,7 +3,8 @@
 A "site" has three senses here, each with its own name:
 
 * ``hostname_of``: the host name alone (what Scrapy's ``allowed_domains`` takes);
-* ``host_port_of``: host and port, the site a crawl stays on and a template memory is kept for;
+* ``host_port_of``: host and port, the site a template memory is kept for; with the scheme
+  (``origin_of``), the site a crawl stays on;
 * ``registered_domain_of``: the domain a name was registered under by the Public Suffix List
   (``news.example.co.uk`` -> ``example.co.uk``), the site of the near-duplicate relations.
 
@@ -25,10 +26,11 @@ _DEFAULT_PORTS = {"http": 80, "https": 443}
 # An archived capture (<archive host>/web/<timestamp><flags>/<original url>, the Wayback Machine's
 # replay path on web.archive.org, web-beta.archive.org or an archive page's own host when a relative
 # link was resolved against it) stands for the original URL, so pages captured in different years
-# still share their links.
+# still share their links. DOTALL: the tail matches any character, so a line break in a link
+# cannot send the match back through every split of a long host-like run (quadratic).
 _WAYBACK_RE = re.compile(
     r"^(?:https?:)?//[^/]+/web/\d{4,14}[a-z_]*\*?/((?:https?:/{1,2})?[\w.-]+\.\w+.*)$",
-    re.IGNORECASE,
+    re.IGNORECASE | re.DOTALL,
 )
 _SCHEME_RE = re.compile(r"^https?:/{1,2}", re.IGNORECASE)
 # A URL that names a scheme (``http:``, ``mailto:``) or starts scheme-relative (``//``).
@@ -196,6 +198,15 @@ def host_port_of(url: str | None) -> str:
     if authority is None or not authority.host:
         return ""
     return _with_port(authority.host.removeprefix("www."), authority.port)
+
+
+def origin_of(url: str | None) -> str:
+    """Return ``scheme://host[:port]`` of a URL (``host_port_of`` with the lower-cased scheme),
+    or ``""`` without a host: the site a crawl stays on, as browsers' same-origin rule has it."""
+    site = host_port_of(url)
+    if not site or url is None:
+        return ""
+    return f"{url.split(':', 1)[0].lower()}://{site}"
 
 
 def same_host_port(url: str, other: str) -> bool:

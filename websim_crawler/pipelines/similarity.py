@@ -75,6 +75,8 @@ class SimilarityPipeline(CollectionPipeline):
         stats.set_value("websim/similarity/capped_pairs", result.capped_pairs)
         stats.set_value("websim/similarity/similar_pairs", len(result.pairs))
         stats.set_value("websim/similarity/groups", len(result.groups))
+        stats.set_value("websim/similarity/identical_groups", len(result.identical_groups))
+        stats.set_value("websim/similarity/capped_buckets", result.capped_buckets)
         logger.info(
             "%s: %d groups of similar pages, %d similar pairs of %d pages (%d candidate pairs, "
             "%d over the cap) written to %s",

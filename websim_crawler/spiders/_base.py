@@ -8,6 +8,7 @@ from typing import Any, Self
 import scrapy
 from scrapy.crawler import Crawler
 from scrapy.http import HtmlResponse, Response
+from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import PARTIAL_META, REFUSED_META
@@ -18,11 +19,12 @@ from websim_crawler.config.render import RenderParams
 from websim_crawler.core.crawling.render_choice import PageYield, page_yield
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
-from websim_crawler.core.urls import hostname_of
+from websim_crawler.core.urls import hostname_of, origin_of
 from websim_crawler.items import PageItem
 from websim_crawler.logformatter import report_errors_plainly
 from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
 from websim_crawler.middlewares.retry_after import failure_message, failure_reason
+from websim_crawler.middlewares.robots_parser import CAPPED_ROBOTS_PARSER, SCRAPY_ROBOTS_PARSER
 from websim_crawler.spiders._adaptive import KEEP_PAGE_META, PAGE_KIND_META
 from websim_crawler.spiders.args import check_arguments_known, parse_flag
 from websim_crawler.spiders.render import (
@@ -37,6 +39,11 @@ logger = logging.getLogger(__name__)
 ADAPTIVE_RENDERING = "websim_crawler.spiders._adaptive.AdaptiveRendering"
 
 
+SCRAPY_OFFSITE = "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"
+ORIGIN_OFFSITE = "websim_crawler.middlewares.site_origin.SiteOriginOffsiteMiddleware"
+OFFSITE_ORDER = 50  # Scrapy's own place for its offsite filter (DOWNLOADER_MIDDLEWARES_BASE)
+
+
 class WebsimSpider(scrapy.Spider):
     """Base of the websim spiders: reads ``CrawlParams``, renders on ``-a render=1``."""
 
@@ -49,6 +56,7 @@ class WebsimSpider(scrapy.Spider):
     # fills an item's title and links, so a page whose links the spider does not follow (a
     # deepweb record) is not parsed in the crawl's process as well.
     analysed_downstream = False
+    site_origins: frozenset[str] = frozenset()  # scheme://host[:port] the crawl stays on
 
     def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
         check_arguments_known(type(self), self.name, kwargs)
@@ -56,6 +64,18 @@ class WebsimSpider(scrapy.Spider):
         # render=auto: the browser is there, and AdaptiveRendering picks the pages it renders.
         self.render_auto = str(render).strip().lower() == "auto"
         self.render = self.render_auto or parse_flag(self.name, "render", render, "1, 0 or auto")
+
+    @classmethod
+    def update_settings(cls, settings: BaseSettings) -> None:
+        """Put the origin-aware offsite filter and the capped robots.txt parser in the place of
+        Scrapy's, in any project."""
+        super().update_settings(settings)
+        if settings.get("ROBOTSTXT_PARSER") == SCRAPY_ROBOTS_PARSER:
+            settings.set("ROBOTSTXT_PARSER", CAPPED_ROBOTS_PARSER, priority="spider")
+        middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
+        if SCRAPY_OFFSITE not in middlewares and ORIGIN_OFFSITE not in middlewares:
+            middlewares.update({SCRAPY_OFFSITE: None, ORIGIN_OFFSITE: OFFSITE_ORDER})
+            settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="spider")
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -79,9 +99,12 @@ class WebsimSpider(scrapy.Spider):
     def configure(self) -> None:
         """Resolve argument defaults that come from settings (``self.params`` is set)."""
 
-    def restrict_to_site(self, url: str) -> None:
-        """Keep the crawl (redirects too) on the host of ``url`` and its subdomains."""
+    def restrict_to_site(self, url: str, *also: str) -> None:
+        """Keep the crawl (redirects, forms, ``<base href>`` targets too) on the origin of
+        ``url`` (its scheme, host and port, ``SiteOriginOffsiteMiddleware``) and of ``also``,
+        further URLs the user gave (a query template)."""
         self.allowed_domains = [hostname_of(url)]
+        self.site_origins = frozenset(origin_of(own) for own in (url, *also) if origin_of(own))
 
     def page_request(
         self, url: str, callback: Any, *, kind: str, meta: dict[str, Any] | None = None

@@ -31,8 +31,9 @@ from websim_crawler.core.crawling import (
     next_page,
     site_template_links,
 )
-from websim_crawler.core.crawling.forms import SearchForm, find_search_form
+from websim_crawler.core.crawling.forms import SearchForm, find_search_form, rank_search_forms
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.urls import is_http_url, origin_of
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.middlewares.retry_after import failure_message
@@ -97,7 +98,8 @@ class DeepWebSpider(WebsimSpider):
         self.search_form: tuple[SearchForm, Any] | None = None  # the form and its selector
         self.result_lists = ResultListMemory()  # chrome and data-region places of result pages
         self.diagnosis = CrawlDiagnosis()
-        self.restrict_to_site(self.start_url or self.query_template or "")
+        own = [url for url in (self.start_url, self.query_template) if url]
+        self.restrict_to_site(*own)
 
     def configure(self) -> None:
         """Take ``max_pages`` from ``WEBSIM_MAX_RESULT_PAGES`` unless ``-a max_pages`` was given."""
@@ -138,7 +140,7 @@ class DeepWebSpider(WebsimSpider):
         if self.query_template is not None:
             yield from self.template_requests(self.queries)
             return
-        form = find_search_form(root, response.url)
+        form = self.usable_search_form(root, response.url)
         if form is None:
             self.count("websim/crawl/no_search_form")
             logger.error(
@@ -160,6 +162,26 @@ class DeepWebSpider(WebsimSpider):
         self.search_urls.add(form.action)
         self.search_form = (form, response.xpath("//form")[form.form_number])
         yield from self.form_requests(self.queries)
+
+    def usable_search_form(self, root: Any, url: str) -> SearchForm | None:
+        """Return the best search form that submits to the crawl's own site over http(s); the
+        others are skipped and counted (``javascript:`` actions, another scheme, host or port)."""
+        for form in rank_search_forms(root, url):
+            if not is_http_url(form.action):
+                reason = "not_http"
+            elif self.site_origins and origin_of(form.action) not in self.site_origins:
+                reason = "offsite"
+            else:
+                return form
+            self.count(f"websim/crawl/search_form/skipped/{reason}")
+            logger.warning(
+                "deepweb: search form #%d on %s skipped (%s): its action is %s",
+                form.form_number,
+                url,
+                reason,
+                form.action[:200],
+            )
+        return None
 
     def seed_requests(self, seed: Mapping[str, Any]) -> Iterator[scrapy.Request]:
         """Turn a query seeded in Redis (``{"query": ...}``) into its first result page request."""
@@ -222,7 +244,9 @@ class DeepWebSpider(WebsimSpider):
                 if found is None:
                     return
                 if found.how in ("link", "parameter") or (found.how == "postback" and not page):
-                    yield self.next_page_request(response, found)
+                    request = self.next_page_request(response, found)
+                    if request is not None:
+                        yield request
                     return
                 if page is None:
                     self.count("websim/crawl/next_page/needs_render")
@@ -293,8 +317,9 @@ class DeepWebSpider(WebsimSpider):
             return int(find_search_form(root, response.url) is not None)
         return 0
 
-    def next_page_request(self, response: Response, found: NextPage) -> scrapy.Request:
-        """Request the next result page: its URL, or the postback form submitted."""
+    def next_page_request(self, response: Response, found: NextPage) -> scrapy.Request | None:
+        """Request the next result page: its URL, or the postback form submitted (``None``,
+        counted, when the form's action is not http(s))."""
         query, page = response.meta["websim_query"], response.meta["websim_page"] + 1
         self.count(f"websim/crawl/next_page/{found.how}")
         if found.url is not None:
@@ -302,6 +327,12 @@ class DeepWebSpider(WebsimSpider):
         form = response.xpath("//form")[found.form_number]
         fields = {"__EVENTTARGET": found.event_target, "__EVENTARGUMENT": found.event_argument}
         submission = form2request(form, fields, click=False)
+        if not is_http_url(submission.url):  # action="javascript:...": nothing to request
+            self.count("websim/crawl/next_page/skipped/not_http")
+            logger.warning(
+                "deepweb: postback form on %s skipped: its action is not http(s)", response.url
+            )
+            return None
         return submission.to_scrapy(
             callback=self.parse_results,
             errback=self.count_failure,

@@ -403,6 +403,24 @@ def test_report_schema_and_content() -> None:
     assert "http://s/0" in page
 
 
+def test_the_html_report_links_only_http_urls() -> None:
+    """A feed's javascript: or data: URL is shown as text, never as a link to click."""
+    documents, _ = topic_documents(2, 4)
+    urls = ["javascript:alert(1)", "data:text/html,<b>x</b>", "http://s/2", "https://s/3"]
+    urls += [f"http://s/{n}" for n in range(4, len(documents))]
+    collector = collect(
+        [(url, "record", counts) for url, counts in zip(urls, documents, strict=True)]
+    )
+    result = cluster_documents(
+        collector.documents, ClusteringParams(n_clusters=2), collector.report
+    )
+    page = render_html(result)
+    assert 'href="javascript:' not in page and 'href="data:' not in page
+    assert "<li>javascript:alert(1) <small>" in page
+    assert "<li>data:text/html,&lt;b&gt;x&lt;/b&gt; <small>" in page
+    assert '<a href="http://s/2">http://s/2</a>' in page and '<a href="https://s/3">' in page
+
+
 def test_clustering_params_validate_n_clusters() -> None:
     assert ClusteringParams(n_clusters=4).n_clusters == 4
     with pytest.raises(ConfigError, match="WEBSIM_CLUSTERS_N"):

@@ -24,7 +24,14 @@ from websim_crawler.core.io import (
 PACKAGE = Path(websim_crawler.__file__).resolve().parent
 # Files opened for writing outside the atomic helpers of core/io/: the near-duplicate spill index
 # is a working file in a temporary folder, not a result.
-WRITERS_ALLOWED = {"core/io/atomic.py", "core/io/pair_journal.py", "core/neardup/index.py"}
+# Besides the atomic helpers: journals appended line by line (a stage's JOBDIR journal), the
+# near-duplicate index's spill files.
+WRITERS_ALLOWED = {
+    "core/io/atomic.py",
+    "core/io/pair_journal.py",
+    "core/neardup/index.py",
+    "pipelines/_collection.py",
+}
 WRITING = re.compile(
     r"(?<!atomic_)write_text\(|(?<!atomic_)write_bytes\(|json\.dump\(|open\([^)]*[\"'][wa]b?\+?[\"']"
 )

@@ -481,7 +481,7 @@ def test_cli_writes_the_report(tmp_path: Path, capsys: pytest.CaptureFixture[str
     output = tmp_path / "neardup.json"
     assert main(["neardup", str(feed), "-o", str(output), "--no-progress"]) == 1  # {broken
     report = json.loads(output.read_text(encoding="utf-8"))
-    assert set(report) == {"pairs", "stats"}
+    assert set(report) == {"pairs", "identical_groups", "stats"}
     assert {tuple(sorted(pair)) for pair in report["pairs"]} == {
         ("a", "b", "class", "inclusion", "overlap", "relation", "shared_sentences")
     }

@@ -401,10 +401,12 @@ def test_page_features_take_keywords_and_links_from_the_analysis() -> None:
 
 
 def test_similar_pairs_with_and_without_blocking() -> None:
-    forum = "<html><body>" + "<div class='post'><p>t</p><span>u</span></div>" * 30 + "</body>"
-    shop = "<html><body><table>" + "<tr><td>p</td><td>$</td></tr>" * 30 + "</table></body>"
     pages: list[PageFeatures] = []
     for number in range(12):
+        # A tag of its own on each page: none is identical to another (those form groups).
+        own = f"<x{number}>z</x{number}>"
+        forum = "<html><body>" + "<div class='post'><p>t</p><span>u</span></div>" * 30 + own
+        shop = "<html><body><table>" + "<tr><td>p</td><td>$</td></tr>" * 30 + "</table>" + own
         layout = forum if number % 2 else shop
         words = {"forum": 2, "post": 1} if number % 2 else {"shop": 2, "price": 1}
         pages.append(page_features(layout, url=f"http://s/{number}", keywords=words, links=[]))
@@ -417,6 +419,34 @@ def test_similar_pairs_with_and_without_blocking() -> None:
     assert len(blocked.pairs) == len(exhaustive.pairs) == 30
     for pair in blocked.pairs:
         assert int(pair["url_1"].rsplit("/", 1)[1]) % 2 == int(pair["url_2"].rsplit("/", 1)[1]) % 2
+    assert blocked.identical_groups == exhaustive.identical_groups == ()
+
+
+def test_identical_pages_collapse_into_one_group_compared_once() -> None:
+    """400 identical pages and 2 others: one group, compared as one page (not C(400, 2) pairs)."""
+    same = "<html><body>" + "<div class='post'><p>t</p><span>u</span></div>" * 20 + "</body>"
+    pages = [page_features(same, url=f"http://s/{n}", keywords={"post": 2}) for n in range(400)]
+    for number in range(2):
+        table = "<html><body><table>" + "<tr><td>p</td><td>$</td></tr>" * 20 + f"<x{number}>"
+        pages.append(page_features(table, url=f"http://o/{number}", keywords={"shop": 1}))
+    result = find_similar_pairs(pages, SimilarityParams(blocking_min_pages=200))
+    assert result.blocking == "minhash-lsh"
+    assert result.identical_groups == (tuple(f"http://s/{n}" for n in range(400)),)
+    assert result.candidate_pairs <= 3  # three distinct pages
+    assert result.to_dict()["identical_groups"][0][:2] == ["http://s/0", "http://s/1"]
+
+
+def test_an_lsh_bucket_over_the_cap_pairs_each_page_with_its_next_neighbours_only() -> None:
+    """300 near-identical pages share every bucket: candidates grow as pages x cap, counted."""
+    pages = []
+    for number in range(300):
+        html = "<html><body>" + "<div><p>t</p></div>" * 40 + f"<p>{number}</p>"
+        pages.append(page_features(html, url=f"http://s/{number}", keywords={f"w{number}": 1}))
+    params = SimilarityParams(blocking_min_pages=2, lsh_max_bucket=8)
+    result = find_similar_pairs(pages, params)
+    assert result.identical_groups == ()
+    assert result.capped_buckets >= 1
+    assert 299 <= result.candidate_pairs <= 300 * 7  # each page with at most its next 7
 
 
 def test_a_saved_page_resolves_its_links_on_the_url_it_states() -> None:

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from websim_crawler.core.clustering.job import ClusteringResult
+from websim_crawler.core.urls import is_http_url
 
 MEMBERSHIP_DIGITS = 6
 WEIGHT_DIGITS = 6
@@ -240,9 +241,9 @@ def _cluster_html(result: ClusteringResult, cluster: dict[str, Any]) -> str:
         escaped = html.escape(url)
         name = html.escape(result.documents[row].title or url)
         address = f" <small>{escaped}</small>" if result.documents[row].title else ""
-        items.append(
-            f'<li><a href="{escaped}">{name}</a>{address} <small>{membership:.2f}</small></li>'
-        )
+        # Only an http(s) URL is a link: a feed's javascript: or data: URL stays plain text.
+        shown = f'<a href="{escaped}">{name}</a>' if is_http_url(url) else name
+        items.append(f"<li>{shown}{address} <small>{membership:.2f}</small></li>")
     more = len(cluster["members"]) - HTML_MEMBERS_PER_CLUSTER
     tail = f"<p>and {more} more (see the JSON report)</p>" if more > 0 else ""
     return (

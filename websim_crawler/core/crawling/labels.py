@@ -5,8 +5,6 @@ Many languages, arrows and page numbers; the result-page navigation and the reco
 
 from __future__ import annotations
 
-import re
-
 from lxml import etree
 
 _NEXT_WORDS = frozenset(
@@ -21,7 +19,18 @@ _PAGER_WORDS = _NEXT_WORDS | {
     "last page", "zurück", "précédent", "anterior", "上一页", "前へ",
 }  # fmt: skip
 _NEXT_ARROWS = {"›": 5.0, ">": 5.0, "→": 5.0, "»": 4.0, ">>": 4.0, "⟩": 5.0}
-_WORD_EDGES = re.compile(r"^[\s«»‹›<>→←|.:…\-]+|[\s«»‹›<>→←|.:…\-]+$")
+_EDGE_MARKS = frozenset("«»‹›<>→←|.:…-")
+
+
+def _strip_edges(label: str) -> str:
+    """Strip white space, arrows and punctuation from both ends, in one pass over each end (a
+    regular expression anchored at the end retries from every character of a long run)."""
+    start, end = 0, len(label)
+    while start < end and (label[start].isspace() or label[start] in _EDGE_MARKS):
+        start += 1
+    while end > start and (label[end - 1].isspace() or label[end - 1] in _EDGE_MARKS):
+        end -= 1
+    return label[start:end]
 
 
 def next_label_score(element: etree._Element, page_number: int) -> float:
@@ -31,8 +40,8 @@ def next_label_score(element: etree._Element, page_number: int) -> float:
         (element.get("value") or "").strip().lower() if element.tag == "input" else ""
     )
     described = " ".join((element.get("title") or "", element.get("aria-label") or "")).lower()
-    words = _WORD_EDGES.sub("", label)
-    if words in _NEXT_WORDS or _WORD_EDGES.sub("", described) in _NEXT_WORDS:
+    words = _strip_edges(label)
+    if words in _NEXT_WORDS or _strip_edges(described) in _NEXT_WORDS:
         return 8.0
     if "next" in (element.get("class") or "").lower():
         return 6.0
@@ -56,7 +65,7 @@ def pager_label_kind(label: str) -> str | None:
 
 def page_label_words(label: str) -> str:
     """Return a label without the arrows, bars and dots around it ("‹ 2 ›" -> "2")."""
-    return _WORD_EDGES.sub("", label)
+    return _strip_edges(label)
 
 
 _RUN_CHILDREN_CAP = 100  # children of a pager container that are read

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 import lxml.etree
@@ -187,19 +188,27 @@ def _count_elements(parser: lxml.etree.HTMLPullParser, counted: int, max_element
 
 
 def flatten_deep_nesting(text: str, max_depth: int) -> str:
-    """Remove the tags nested deeper than ``max_depth`` (their text stays where it was)."""
+    """Remove the tags nested deeper than ``max_depth`` (their text stays where it was).
+
+    Linear in the text: tags are searched only up to the last ``>`` (a ``<a x`` that no ``>``
+    follows would otherwise make the search scan to the end once per ``<``), and the open
+    elements of each name are counted, so a closing tag never scans the stack for its opener.
+    """
     pieces: list[str] = []
     stack: list[tuple[str, bool]] = []
+    open_names: Counter[str] = Counter()
     position = 0
-    for match in _TAG_RE.finditer(text):
+    for match in _TAG_RE.finditer(text, 0, text.rfind(">") + 1):
         closing, name, self_closing = match.group(1), match.group(2).lower(), match.group(3)
         keep = True
         if not closing and not self_closing and name not in _VOID_TAGS:
             keep = len(stack) < max_depth
             stack.append((name, keep))
-        elif closing and any(open_name == name for open_name, _kept in stack):
+            open_names[name] += 1
+        elif closing and open_names[name]:
             while stack:
                 open_name, keep = stack.pop()
+                open_names[open_name] -= 1
                 if open_name == name:
                     break
         if not keep:

@@ -6,10 +6,13 @@ import gzip
 import json
 import logging
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from websim_crawler.core.io.feed_writer import incomplete_marker
 from websim_crawler.errors import InputFormatError
@@ -17,6 +20,82 @@ from websim_crawler.errors import InputFormatError
 logger = logging.getLogger(__name__)
 
 _LOGGED_BAD_LINES = 3  # bad lines logged one by one per file; the rest are only counted
+# Bounds on one record, checked before or while it is decoded so that neither the time nor the
+# memory of a line grows past a multiple of its length: a crawl record nests 5 levels deep, holds
+# thousands of values (keywords, links, chunks) and counts with numbers of a few digits
+# (Python's own bound, 4,300 digits, raises a ValueError the reader did not expect).
+MAX_RECORD_DEPTH = 100
+MAX_RECORD_VALUES = 2_000_000  # separators (',' and ':'), strings' own included: an upper bound
+MAX_INTEGER_DIGITS = 20  # a 64-bit count has 20 digits at most; 10**400 is not a count
+# A JSON string, written as the unrolled loop of Friedl's "Mastering Regular Expressions" (no
+# alternation under the star: one step per character, no backtracking).
+_JSON_STRING_RE = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
+_BRACKET_STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
+_DEPTH_SLICE = 1 << 20
+
+
+_BOUND_MESSAGES = {
+    "too_deep": f"nested deeper than {MAX_RECORD_DEPTH}",
+    "too_many_values": f"over {MAX_RECORD_VALUES:,} values",
+    "huge_number": f"an integer of over {MAX_INTEGER_DIGITS} digits",
+}
+
+
+class _BadNumber(ValueError):
+    """A JSON integer of a record has too many digits."""
+
+
+class RecordOverBound(ValueError):
+    """A record is deeper, larger or holds bigger numbers than a feed's bounds allow."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(_BOUND_MESSAGES[reason])
+        self.reason = reason
+
+
+def _bounded_integer(digits: str) -> int:
+    if len(digits.lstrip("-")) > MAX_INTEGER_DIGITS:
+        raise _BadNumber(f"an integer of {len(digits):,} digits")
+    return int(digits)
+
+
+def nesting_depth(line: bytes) -> int:
+    """Return the deepest nesting of arrays and objects in a JSON text, outside its strings, in
+    time linear in its length (numpy cumulative sums over slices of its brackets)."""
+    brackets = _JSON_STRING_RE.sub(b'""', line).translate(None, _NOT_BRACKETS)
+    steps = brackets.translate(_BRACKET_STEPS)
+    depth = deepest = 0
+    for start in range(0, len(steps), _DEPTH_SLICE):
+        running = np.cumsum(np.frombuffer(steps[start : start + _DEPTH_SLICE], dtype=np.int8))
+        deepest = max(deepest, depth + int(running.max()))
+        depth += int(running[-1])
+    return deepest
+
+
+def decode_record(line: bytes) -> Any:
+    """Decode one JSON Lines record within the bounds above.
+
+    Raise ``RecordOverBound`` with the skip reason (``too_deep``, ``too_many_values``,
+    ``huge_number``) or ``json.JSONDecodeError`` for text that is not JSON.
+    """
+    # Fewer brackets than the bound cannot nest deeper than it: most lines are not scanned.
+    if (
+        line.count(b"[") + line.count(b"{") > MAX_RECORD_DEPTH
+        and nesting_depth(line) > MAX_RECORD_DEPTH
+    ):
+        raise RecordOverBound("too_deep")
+    if line.count(b",") + line.count(b":") > MAX_RECORD_VALUES:
+        raise RecordOverBound("too_many_values")
+    try:
+        return json.loads(
+            line.decode("utf-8", errors="replace"),
+            parse_int=_bounded_integer,
+        )
+    except _BadNumber as exc:
+        raise RecordOverBound("huge_number") from exc
+    except RecursionError as exc:  # deeper than the interpreter's limit, below ours
+        raise RecordOverBound("too_deep") from exc
 
 
 @dataclass
@@ -75,13 +154,16 @@ def iter_jsonl(
                 if not line.strip():
                     continue
                 try:
-                    record = json.loads(line.decode("utf-8", errors="replace"))
+                    record = decode_record(line)
                 except json.JSONDecodeError:
                     if not line.endswith(b"\n"):  # the last line, cut by a kill mid-write
                         logger.info("%s:%d: last line cut short, skipped", file_path, number)
                         report.skip("cut_last_line")
                         continue
                     skip(number, "invalid_json", "not valid JSON")
+                    continue
+                except RecordOverBound as exc:
+                    skip(number, exc.reason, str(exc))
                     continue
                 if not isinstance(record, dict):
                     skip(number, "not_an_object", "not a JSON object")

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import tempfile
 import time
+from array import array
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -78,10 +80,17 @@ class NeardupReport:
 
     pairs: list[NeardupPair]
     stats: dict[str, Any] = field(default_factory=dict)
+    # Pages with the same set of long sentences, one list of URLs per group (first seen first):
+    # reported once as a group, whether or not their sentences are too frequent to pair.
+    identical_groups: list[list[str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Return the report as JSON-safe data."""
-        return {"pairs": [pair.to_dict() for pair in self.pairs], "stats": self.stats}
+        return {
+            "pairs": [pair.to_dict() for pair in self.pairs],
+            "identical_groups": self.identical_groups,
+            "stats": self.stats,
+        }
 
 
 def classify_pairs(
@@ -218,6 +227,7 @@ class NearDuplicateFinder:
         self.pages_seen = 0
         self.dropped: Counter[str] = Counter()
         self._url_hashes: set[int] = set()
+        self._content_digests = array("Q")  # per page id: its sentence set's digest (0: none)
         self._site_numbers: dict[str, int] = {}
         self._started = time.perf_counter()
 
@@ -260,6 +270,11 @@ class NearDuplicateFinder:
             return exc.reason
         return self.add_page(page)
 
+    def count_dropped(self, reason: str) -> None:
+        """Count a page dropped before it reached the finder (its analysis failed elsewhere)."""
+        self.pages_seen += 1
+        self.dropped[reason] += 1
+
     def add_page(self, page: PageSentences) -> str | None:
         """Add an extracted page; a URL seen before is dropped as ``duplicate_url``."""
         self.pages_seen += 1
@@ -272,6 +287,7 @@ class NearDuplicateFinder:
             registered_domain_of(page.url), len(self._site_numbers)
         )
         self.index.add(page, site)
+        self._content_digests.append(_sentence_set_digest(page.sentence_hashes))
         return None
 
     def finish(self) -> NeardupReport:
@@ -301,13 +317,44 @@ class NearDuplicateFinder:
             params=self.params,
             seconds=time.perf_counter() - self._started,
         )
-        logger.info("near duplicates: %d pages indexed, %d pairs", indexed, len(pairs))
-        return NeardupReport(pairs, stats)
+        groups = self._identical_groups()
+        stats["identical_groups"] = len(groups)
+        logger.info(
+            "near duplicates: %d pages indexed, %d pairs, %d groups of identical pages",
+            indexed,
+            len(pairs),
+            len(groups),
+        )
+        return NeardupReport(pairs, stats, groups)
+
+    def _identical_groups(self) -> list[list[str]]:
+        """Group the pages whose long-sentence sets are the same (pages without any left out),
+        in the order of their first pages; one sort of the digests, linear in the pages."""
+        digests = np.frombuffer(self._content_digests, dtype=np.uint64)
+        if not len(digests):
+            return []
+        unique, inverse, counts = np.unique(digests, return_inverse=True, return_counts=True)
+        by_digest = np.split(np.argsort(inverse, kind="stable"), np.cumsum(counts)[:-1])
+        groups = [
+            members for digest, members in zip(unique, by_digest, strict=True)
+            if digest and len(members) > 1
+        ]  # fmt: skip
+        groups.sort(key=lambda members: int(members[0]))
+        store = self.index.store
+        return [[store.read(int(page_id)).url for page_id in members] for members in groups]
 
     def close(self) -> None:
         """Remove the temporary index files."""
         self.index.store.close()
         self._folder.cleanup()
+
+
+def _sentence_set_digest(sentence_hashes: np.ndarray) -> int:
+    """Return a 64-bit digest of a page's set of sentence hashes (0 for a page without any)."""
+    if not len(sentence_hashes):
+        return 0
+    unique = np.unique(sentence_hashes.astype(np.uint64, copy=False))
+    return int.from_bytes(hashlib.blake2b(unique.tobytes(), digest_size=8).digest(), "little") or 1
 
 
 def _concatenate(arrays: Iterator[np.ndarray] | Iterable[np.ndarray]) -> np.ndarray:

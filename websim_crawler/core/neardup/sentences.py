@@ -15,8 +15,11 @@ import unicodedata
 from collections.abc import Iterable
 
 # A terminator run (with closing quotes/brackets) ends a sentence; ASCII ones need a space after.
+# The ASCII run starts only where no terminator precedes it and its quantifiers are possessive, so
+# a run that is not followed by a space is rejected once, in time linear in its length, instead
+# of being retried from each of its characters (a run of 40,000 dots took 66 s).
 _SENTENCE_END_RE = re.compile(
-    r"""(?:[.!?]+["'\u2019\u201d)\]]*(?=\s|$))"""
+    r"""(?:(?<![.!?])[.!?]++["'\u2019\u201d)\]]*+(?=\s|$))"""
     r"""|(?:[\u3002\uff01\uff1f\uff0e\u0964\u0965\u061f\u06d4\u203c\u2047-\u2049]+"""
     r"""["'\u2019\u201d\u300d\u300f)\uff09\]]*)"""
 )

@@ -1,14 +1,22 @@
 """Find the similar pairs of a page collection without comparing every pair when it is large.
 
-Candidate blocking: MinHash signatures of each page's tag shingles (its pq-grams) and of its
-keywords go into two LSH indexes (datasketch); pages sharing a bucket in either become candidate
-pairs, which are then compared with ``compare_pages``.
+A collection of up to ``WEBSIM_SIMILARITY_BLOCKING_MIN_PAGES`` pages compares every pair. In a
+larger one, pages whose tag shingles, keywords and links are identical collapse into one group
+first: the group is reported as such and only its first page is compared with the others.
+Then candidate blocking: MinHash signatures (datasketch) of each page's tag shingles (its
+pq-grams) and of its keywords are cut into the LSH bands of Leskovec, Rajaraman and Ullman,
+"Mining of Massive Datasets", ch. 3; pages sharing a band's bucket in either become candidate
+pairs, compared with ``compare_pages``. A bucket of more than ``WEBSIM_SIMILARITY_LSH_MAX_BUCKET``
+pages pairs each page with its next ones only (the sorted-neighbourhood window of Hernández and
+Stolfo, "The merge/purge problem for large databases", 1995): candidates grow linearly.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +47,9 @@ class SimilarPairs:
     ungrouped: int = 0
     # Candidate pairs left uncompared because there were more than WEBSIM_SIMILARITY_MAX_PAIRS.
     capped_pairs: int = 0
+    # Pages with identical tag shingles, keywords and links: one group each, compared once.
+    identical_groups: tuple[tuple[str | None, ...], ...] = ()
+    capped_buckets: int = 0  # LSH buckets over WEBSIM_SIMILARITY_LSH_MAX_BUCKET pages
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe form."""
@@ -52,6 +63,8 @@ class SimilarPairs:
             "groups": [{"size": len(group), "pages": list(group)} for group in self.groups],
             "ungrouped": self.ungrouped,
             "similar_pairs": len(self.pairs),
+            "identical_groups": [list(group) for group in self.identical_groups],
+            "capped_buckets": self.capped_buckets,
             "pairs": list(self.pairs),
         }
 
@@ -126,22 +139,53 @@ def _minhash(tokens: Iterable[bytes], permutations: int) -> MinHash | None:
 
 def candidate_pairs(
     pages: Sequence[PageFeatures], params: SimilarityParams
-) -> set[tuple[int, int]]:
-    """Return the index pairs that share an LSH bucket on tag shingles or on keywords."""
+) -> tuple[set[tuple[int, int]], int]:
+    """Return the index pairs that share an LSH bucket on tag shingles or on keywords, and the
+    number of buckets capped at ``params.lsh_max_bucket`` pages."""
     found: set[tuple[int, int]] = set()
+    capped = 0
+    bands, rows = _band_shape(params)
     for tokens_of in (_shingles, _keyword_tokens):
-        index = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.lsh_permutations)
-        signatures: dict[int, MinHash] = {}
+        buckets: defaultdict[tuple[int, bytes], list[int]] = defaultdict(list)
         for number, page in enumerate(pages):
             signature = _minhash(tokens_of(page), params.lsh_permutations)
-            if signature is not None:
-                signatures[number] = signature
-                index.insert(number, signature)
-        for number, signature in signatures.items():
-            for other in index.query(signature):
-                if other != number:
-                    found.add((min(number, other), max(number, other)))
-    return found
+            if signature is None:
+                continue
+            for band in range(bands):
+                key = signature.hashvalues[band * rows : (band + 1) * rows].tobytes()
+                buckets[band, key].append(number)
+        for members in buckets.values():
+            capped += len(members) > params.lsh_max_bucket
+            found.update(_bucket_pairs(members, params.lsh_max_bucket))
+    return found, capped
+
+
+def _band_shape(params: SimilarityParams) -> tuple[int, int]:
+    """Return datasketch's (bands, rows) for the threshold: the split whose S-curve errs least."""
+    index = MinHashLSH(threshold=params.lsh_threshold, num_perm=params.lsh_permutations)
+    return index.b, index.r
+
+
+def _bucket_pairs(members: list[int], max_bucket: int) -> Iterator[tuple[int, int]]:
+    """Pair every two members of a bucket, or each with its next ``max_bucket - 1`` when over."""
+    for position, first in enumerate(members):
+        for second in members[position + 1 : position + max_bucket]:
+            yield first, second
+
+
+def identical_groups(pages: Sequence[PageFeatures]) -> list[list[int]]:
+    """Group the pages whose tag shingles, keywords and links are identical (first seen first)."""
+    groups: dict[bytes, list[int]] = {}
+    for number, page in enumerate(pages):
+        digest = hashlib.blake2b(digest_size=16)
+        for part in (
+            sorted(set(_shingles(page))),
+            sorted(f"{term}\x1f{count}".encode() for term, count in page.keywords.items()),
+            sorted(link.encode() for link in page.links),
+        ):
+            digest.update(b"\x1e".join(part) + b"\x1d")
+        groups.setdefault(digest.digest(), []).append(number)
+    return list(groups.values())
 
 
 def _keyword_tokens(page: PageFeatures) -> list[bytes]:
@@ -154,6 +198,18 @@ def attach_predecessors(pages: Sequence[PageFeatures]) -> None:
     for page in pages:
         if page.url:
             page.predecessors = graph.predecessors.get(page_key(page.url), frozenset())
+
+
+def _with_identical_pages(groups: list[list[int]], identical: list[list[int]]) -> list[list[int]]:
+    """Put each identical page in its representative's group (an identical group whose first
+    page is in none is a group of its own); largest first, pages in collection order."""
+    members = {group[0]: group for group in identical if len(group) > 1}
+    if not members:
+        return groups
+    grouped = {page for group in groups for page in group}
+    merged = [sorted(n for page in group for n in members.get(page, [page])) for group in groups]
+    merged += [group for first, group in members.items() if first not in grouped]
+    return sorted(merged, key=lambda group: (-len(group), group[0]))
 
 
 def find_similar_pairs(
@@ -172,8 +228,13 @@ def find_similar_pairs(
     params = params or SimilarityParams()
     count = len(pages)
     all_pairs = count * (count - 1) // 2
+    identical = [[number] for number in range(count)]
+    capped_buckets = 0
     if always_block or count > params.blocking_min_pages:
-        found = sorted(candidate_pairs(pages, params))
+        identical = identical_groups(pages)
+        representatives = [group[0] for group in identical]
+        shown, capped_buckets = candidate_pairs([pages[n] for n in representatives], params)
+        found = sorted((representatives[i], representatives[j]) for i, j in shown)
         blocking = "minhash-lsh"
     else:
         found = [(i, j) for i in range(count) for j in range(i + 1, count)]
@@ -185,7 +246,14 @@ def find_similar_pairs(
             len(candidates),
             len(found),
         )
-    logger.info("comparing %d of %d pairs (%s)", len(candidates), all_pairs, blocking)
+    logger.info(
+        "comparing %d of %d pairs (%s; %d groups of identical pages, %d capped buckets)",
+        len(candidates),
+        all_pairs,
+        blocking,
+        sum(len(group) > 1 for group in identical),
+        capped_buckets,
+    )
     attach_predecessors(pages)
     idf = InverseDocumentFrequency.fit(page.keywords for page in pages)
     similar: list[dict[str, Any]] = []
@@ -204,7 +272,7 @@ def find_similar_pairs(
             }
         )
     similar.sort(key=lambda pair: -(pair["combined_score"] or 0.0))
-    groups = page_groups(count, linked)
+    groups = _with_identical_pages(page_groups(count, linked), identical)
     return SimilarPairs(
         count,
         len(candidates),
@@ -215,4 +283,8 @@ def find_similar_pairs(
         groups=tuple(tuple(pages[n].url or f"#{n}" for n in group) for group in groups),
         ungrouped=count - sum(map(len, groups)),
         capped_pairs=len(found) - len(candidates),
+        identical_groups=tuple(
+            tuple(pages[n].url for n in group) for group in identical if len(group) > 1
+        ),
+        capped_buckets=capped_buckets,
     )

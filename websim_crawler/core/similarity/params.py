@@ -160,6 +160,13 @@ class SimilarityParams:
         minimum=0.01,
         maximum=1.0,
     )
+    lsh_max_bucket: int = setting(
+        32,
+        "WEBSIM_SIMILARITY_LSH_MAX_BUCKET",
+        "pages of one MinHash/LSH bucket compared with each other; in a larger bucket each page "
+        "is compared with the next this many only (counted as capped_buckets)",
+        minimum=2,
+    )
     lsh_permutations: int = setting(
         64,
         "WEBSIM_SIMILARITY_LSH_PERMUTATIONS",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +20,12 @@ from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.errors import ConfigError, InputFormatError
 
 Image.MAX_IMAGE_PIXELS = 400_000_000  # full-page screenshots are tall; keep a bomb guard
+# Larger screenshots are refused from their header, before decoding: decoded (up to 4 bytes a
+# pixel) and converted to RGBA (4 more), 64 megapixels take about 512 MB, under the default
+# per-page budget (WEBSIM_WORKER_MEMORY_MB, 1,024 MB); Pillow's own guard only warns below
+# 2 x MAX_IMAGE_PIXELS (a 95 KB PNG of 784 megapixels took 6.2 GB). A full-page screenshot
+# 1,280 pixels wide fits up to 50,000 pixels of height.
+MAX_SCREENSHOT_PIXELS = 64_000_000
 
 
 @dataclass(frozen=True)
@@ -45,11 +52,20 @@ class ColourSignature:
 
 
 def load_image(png: bytes) -> Image.Image:
-    """Open image bytes as RGBA; raise ``InputFormatError`` when they are not an image."""
+    """Open image bytes as RGBA; raise ``InputFormatError`` when they are not an image or have
+    more than ``MAX_SCREENSHOT_PIXELS`` pixels (refused before they are decoded)."""
     if not png:
         raise InputFormatError("the screenshot is empty")
     try:
-        image = Image.open(io.BytesIO(png))
+        with warnings.catch_warnings():  # Pillow's bomb warning: the cap below decides
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            image = Image.open(io.BytesIO(png))  # reads the header only
+        width, height = image.size
+        if width * height > MAX_SCREENSHOT_PIXELS:
+            raise InputFormatError(
+                f"the screenshot has {width:,} x {height:,} pixels, over the cap of "
+                f"{MAX_SCREENSHOT_PIXELS:,}: not decoded"
+            )
         image.load()
     except (UnidentifiedImageError, OSError, Image.DecompressionBombError) as exc:
         raise InputFormatError(f"the screenshot is not a readable image: {exc}") from exc
