@@ -24,6 +24,8 @@ FAILED_FINISH_REASONS = {
     "start_page_failed": "the start page could not be fetched",
     "start_page_not_html": "the start page is not an HTML page",
     "no_search_form": "the start page has no search form",
+    "redis_unavailable": "Redis stayed unreachable longer than WEBSIM_REDIS_LEASE",
+    "redis_state_lost": "Redis lost the crawl's queue and leases (no run marker)",
 }
 # Stats an output stage sets when it could not write its report.
 FAILED_OUTPUTS = {
