@@ -57,6 +57,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -71,8 +72,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != REPO / "benchmarks"]
 
 
-def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
-    """Pages /p/0 .. /p/N-1; page i links to 2i+1, 2i+2 (a tree) and to i//3 and i+7 (mesh)."""
+def page_handler(
+    count: int, delay: float, body_of: Callable[[int], bytes]
+) -> type[BaseHTTPRequestHandler]:
+    """Serve ``body_of(i)`` at /p/i for i < ``count``, each after ``delay`` seconds."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -80,17 +83,11 @@ def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             time.sleep(delay)
-            if not self.path.startswith("/p/") or not self.path[3:].isdigit():
+            number = int(self.path[3:]) if self.path[3:].isdigit() else count
+            if not self.path.startswith("/p/") or number >= count:
                 self.send_error(404)
                 return
-            number = int(self.path[3:])
-            targets = sorted({2 * number + 1, 2 * number + 2, number // 3, number + 7})
-            links = "".join(f"<li><a href='/p/{t}'>page {t}</a></li>" for t in targets if t < pages)
-            words = " ".join(f"word{(number * 7 + i) % 97}" for i in range(60))
-            body = (
-                f"<html><head><title>Page {number}</title></head><body><nav><ul>{links}</ul>"
-                f"</nav><article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
-            ).encode()
+            body = body_of(number)
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -98,9 +95,24 @@ def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the worker was killed mid-response, as round (c) means it to be
+                pass  # the worker was killed mid-response, as rounds (c) and (d) mean it to be
 
     return Handler
+
+
+def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
+    """Pages /p/0 .. /p/N-1; page i links to 2i+1, 2i+2 (a tree) and to i//3 and i+7 (mesh)."""
+
+    def body_of(number: int) -> bytes:
+        targets = sorted({2 * number + 1, 2 * number + 2, number // 3, number + 7})
+        links = "".join(f"<li><a href='/p/{t}'>page {t}</a></li>" for t in targets if t < pages)
+        words = " ".join(f"word{(number * 7 + i) % 97}" for i in range(60))
+        return (
+            f"<html><head><title>Page {number}</title></head><body><nav><ul>{links}</ul>"
+            f"</nav><article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
+        ).encode()
+
+    return page_handler(pages, delay, body_of)
 
 
 def worker_command(
@@ -311,34 +323,14 @@ def article_pages(folder: Path, count: int) -> tuple[list[bytes], list[float]]:
 def article_site_handler(pages: list[bytes], delay: float) -> type[BaseHTTPRequestHandler]:
     """Page i of ``pages`` at /p/i, linking to /p/2i+1, /p/2i+2 and /p/i+7."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, format: str, *args: Any) -> None:
-            return
+    def body_of(number: int) -> bytes:
+        targets = [t for t in (2 * number + 1, 2 * number + 2, number + 7) if t < len(pages)]
+        links = "".join(f"<a href='/p/{t}'>page {t}</a> " for t in targets).encode()
+        html = pages[number]
+        cut = html.lower().rfind(b"</body>")
+        return html[:cut] + links + html[cut:] if cut >= 0 else html + links
 
-        def do_GET(self) -> None:
-            time.sleep(delay)
-            if not self.path.startswith("/p/") or not self.path[3:].isdigit():
-                self.send_error(404)
-                return
-            number = int(self.path[3:])
-            if number >= len(pages):
-                self.send_error(404)
-                return
-            targets = [t for t in (2 * number + 1, 2 * number + 2, number + 7) if t < len(pages)]
-            links = "".join(f"<a href='/p/{t}'>page {t}</a> " for t in targets).encode()
-            html = pages[number]
-            cut = html.lower().rfind(b"</body>")
-            body = html[:cut] + links + html[cut:] if cut >= 0 else html + links
-            try:
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the crawl was killed mid-response
-
-    return Handler
+    return page_handler(len(pages), delay, body_of)
 
 
 @dataclass
