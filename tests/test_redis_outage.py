@@ -20,7 +20,9 @@ import pytest
 from test_distributed import REPO, TreeSite, crawl_command, lines_of, urls_of, worker_options
 
 from websim_crawler.cli import main
+from websim_crawler.distributed.leases import CrawlStateLost, Reconciled, RedisLeases
 from websim_crawler.distributed.local import LocalRedis, _free_port
+from websim_crawler.distributed_params import RedisKeys
 
 pytestmark = pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="redis-server is not installed (apt redis-server)"
@@ -150,3 +152,38 @@ def test_an_unusable_redis_at_start_is_one_line_and_exit_1(refusing: bool, tmp_p
     assert len(errors) == 1, done.stderr[-3000:]
     assert f"cannot use Redis at {url} (WEBSIM_REDIS_URL)" in errors[0]
     assert ("give its password in the URL" if refusing else "Connection refused") in errors[0]
+
+
+def test_reconcile_releases_what_was_finished_and_requeues_what_is_not_held() -> None:
+    redis = pytest.importorskip("redis")
+    with LocalRedis() as server:
+        client = redis.Redis.from_url(server.url)
+        keys = RedisKeys.of("r0", "site")
+        client.zadd(keys.requests, {b"finished": 0, b"held": 1, b"orphan": 2})
+        leases = RedisLeases(client, keys, lease_seconds=30, max_attempts=2)
+        leases.join_run()
+        leases.beat()
+        (finished, _), (held, _), (_, data) = [leases.take() for _ in range(3)]  # type: ignore[misc]
+        # During an outage: "finished" was done, "held" is still in progress, and the reply
+        # that gave "orphan" to this worker was lost with the connection.
+        assert leases.reconcile([finished], {held}) == Reconciled(released=1, requeued=1)
+        assert client.hkeys(keys.in_flight(leases.worker)) == [held.encode()]
+        assert client.zrange(keys.requests, 0, -1) == [data] == [b"orphan"]
+        assert leases.reconcile([], {held}) == Reconciled(0, 0)  # nothing left to do
+
+
+def test_a_lost_run_marker_stops_take_push_and_beat_before_they_write() -> None:
+    redis = pytest.importorskip("redis")
+    with LocalRedis() as server:
+        client = redis.Redis.from_url(server.url)
+        keys = RedisKeys.of("r1", "site")
+        leases = RedisLeases(client, keys, lease_seconds=30, max_attempts=2)
+        run = leases.join_run()
+        assert leases.push("fp", 0, b"request", None) == 1
+        assert leases.push("fp", 0, b"request", None) == 0  # seen: a retried push is no twin
+        client.flushall()  # a Redis restarted without persistence
+        for operation in (leases.take, leases.beat, lambda: leases.push("fp2", 0, b"x", None)):
+            with pytest.raises(CrawlStateLost, match="r1:site:run is gone"):
+                operation()
+        assert client.dbsize() == 0  # nothing written into the empty Redis
+        assert RedisLeases(client, keys, 30, 2).join_run() != run  # a new crawl, a new run
