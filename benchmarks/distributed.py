@@ -548,7 +548,7 @@ def random_kills_part(
         # random time after the last page (during the end-of-crawl stage).
         moments: list[tuple[str, tuple[int, float]]] = []
         for number in range(kills):
-            window, low, high = KILL_WINDOWS[number * len(KILL_WINDOWS) // kills]
+            window, low, high = KILL_WINDOWS[number % len(KILL_WINDOWS)]  # every window early
             if window == "stages":
                 moments.append((window, (len(pages), draw.uniform(0, stage_seconds))))
             else:
