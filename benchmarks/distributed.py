@@ -40,7 +40,7 @@ Usage::
     .venv/bin/python benchmarks/distributed.py
     .venv/bin/python benchmarks/distributed.py --part crawl --pages 300 --delay 0.1
     .venv/bin/python benchmarks/distributed.py --part kill --pages 400 --kill-after 60
-    .venv/bin/python benchmarks/distributed.py --part kill --kills 20 --article-pages 48
+    .venv/bin/python benchmarks/distributed.py --part kills --kills 20 --article-pages 24
 """
 
 from __future__ import annotations
@@ -609,7 +609,9 @@ def clustering_part(rows: int, chunk_rows: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--part", choices=("all", "crawl", "kill", "clustering"), default="all")
+    parser.add_argument(
+        "--part", choices=("all", "crawl", "kill", "kills", "clustering"), default="all"
+    )
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=4)
@@ -625,6 +627,7 @@ def main() -> None:
         crawl_part(args.pages, args.delay, args.concurrency)
     if args.part in ("all", "kill"):
         kill_part(args.pages, args.delay, args.concurrency, args.kill_after, args.lease)
+    if args.part in ("all", "kill", "kills"):  # kills: round (d) alone
         random_kills_part(args.articles, args.kills, args.article_pages, args.delay, args.lease)
     if args.part in ("all", "clustering"):
         clustering_part(args.rows, args.chunk_rows)
