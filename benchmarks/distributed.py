@@ -297,7 +297,7 @@ KILL_WINDOWS = (("early", 0.05, 0.33), ("mid", 0.33, 0.8), ("close", 0.8, 1.0), 
 
 def article_pages(folder: Path, count: int) -> tuple[list[bytes], list[float]]:
     """Return ``count`` real pages whose analysis takes 20-200 ms here, and those times."""
-    from websim_crawler.core.page.analyse import analyse_page
+    from websim_crawler.core.page import analyse_page
 
     timed = []
     analyse_page("<html><body><p>warm up</p></body></html>", "http://example.org/")
