@@ -15,7 +15,22 @@
   the pages the dead worker had written but not yet acknowledged), and requests requeued. The
   same run with scrapy-redis' own scheduler and Scrapy's buffered feed storage (as before the
   leases) shows what they cost.
-(d) Frontier: bytes per URL of the shared duplicate filter in Redis (``INFO memory``'s
+(d) Kills at random moments: a site of ``--article-pages`` large real pages (the
+  article-extraction-benchmark's html.gz, the ones whose analysis takes 20-200 ms here; their own
+  links disabled, each page linking to a few others) crawled with an end-of-crawl stage
+  (WEBSIM_CLUSTERS_OUTPUT), SIGKILLed at ``--kills`` moments drawn at random (seeded) from four
+  windows: once the feed holds a random share of the pages, early (5-33 %), mid (33-80 %) or at
+  close (80-100 %), or a random time after the last page within the end-of-crawl stage's
+  duration in an uninterrupted run (progress, not wall time: a loaded machine moves the
+  timeline). Redis: the killed worker is replaced by a new one (``WEBSIM_REDIS_LEASE=--lease``).
+  JOBDIR: the crawl is resumed from its JOBDIR into the same appended feed. Each run reports
+  pages lost (site pages in no feed), cut or invalid lines, repeats (feed lines minus distinct
+  pages) against the requests in flight at the kill (the killed worker's in-flight hash in
+  Redis, the leased rows of the JOBDIR's frontier file), the pages the final clusters report
+  accounts for (clustered, or skipped with a stated reason) out of the distinct pages crawled,
+  and the exit codes. Targets: 0 lost, 0 cut, repeats <= in flight, clusters covering
+  every page.
+(e) Frontier: bytes per URL of the shared duplicate filter in Redis (``INFO memory``'s
   used_memory after adding N request fingerprints, minus before) for N in ``--fingerprints``,
   scrapy-redis' plain set against ``WEBSIM_REDIS_DUPEFILTER=bloom``; the Bloom filter's
   false-positive rate measured on 100,000 fingerprints never added; then the ``--pages`` crawl
@@ -30,14 +45,18 @@ Usage::
     .venv/bin/python benchmarks/distributed.py
     .venv/bin/python benchmarks/distributed.py --part crawl --pages 300 --delay 0.1
     .venv/bin/python benchmarks/distributed.py --part kill --pages 400 --kill-after 60
+    .venv/bin/python benchmarks/distributed.py --part kills --kills 20 --article-pages 24
     .venv/bin/python benchmarks/distributed.py --part frontier --fingerprints 1000000,10000000
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
+import random
+import re
 import shutil
 import signal
 import subprocess
@@ -45,6 +64,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,8 +79,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != REPO / "benchmarks"]
 
 
-def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
-    """Pages /p/0 .. /p/N-1; page i links to 2i+1, 2i+2 (a tree) and to i//3 and i+7 (mesh)."""
+def page_handler(
+    count: int, delay: float, body_of: Callable[[int], bytes]
+) -> type[BaseHTTPRequestHandler]:
+    """Serve ``body_of(i)`` at /p/i for i < ``count``, each after ``delay`` seconds."""
 
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
@@ -67,17 +90,11 @@ def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:
             time.sleep(delay)
-            if not self.path.startswith("/p/") or not self.path[3:].isdigit():
+            number = int(self.path[3:]) if self.path[3:].isdigit() else count
+            if not self.path.startswith("/p/") or number >= count:
                 self.send_error(404)
                 return
-            number = int(self.path[3:])
-            targets = sorted({2 * number + 1, 2 * number + 2, number // 3, number + 7})
-            links = "".join(f"<li><a href='/p/{t}'>page {t}</a></li>" for t in targets if t < pages)
-            words = " ".join(f"word{(number * 7 + i) % 97}" for i in range(60))
-            body = (
-                f"<html><head><title>Page {number}</title></head><body><nav><ul>{links}</ul>"
-                f"</nav><article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
-            ).encode()
+            body = body_of(number)
             try:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/html; charset=utf-8")
@@ -85,9 +102,24 @@ def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
                 self.end_headers()
                 self.wfile.write(body)
             except (BrokenPipeError, ConnectionResetError):
-                pass  # the worker was killed mid-response, as round (c) means it to be
+                pass  # the worker was killed mid-response, as rounds (c) and (d) mean it to be
 
     return Handler
+
+
+def site_handler(pages: int, delay: float) -> type[BaseHTTPRequestHandler]:
+    """Pages /p/0 .. /p/N-1; page i links to 2i+1, 2i+2 (a tree) and to i//3 and i+7 (mesh)."""
+
+    def body_of(number: int) -> bytes:
+        targets = sorted({2 * number + 1, 2 * number + 2, number // 3, number + 7})
+        links = "".join(f"<li><a href='/p/{t}'>page {t}</a></li>" for t in targets if t < pages)
+        words = " ".join(f"word{(number * 7 + i) % 97}" for i in range(60))
+        return (
+            f"<html><head><title>Page {number}</title></head><body><nav><ul>{links}</ul>"
+            f"</nav><article><h1>Page {number}</h1><p>{words}</p></article></body></html>"
+        ).encode()
+
+    return page_handler(pages, delay, body_of)
 
 
 def worker_command(
@@ -270,6 +302,291 @@ def kill_part(pages: int, delay: float, concurrency: int, kill_after: int, lease
         raise SystemExit(f"{lost_with_leases} pages lost with leases")
 
 
+ARTICLES = REPO / ".." / "shared" / "datasets" / "article-extraction-benchmark" / "html"
+KILL_WINDOWS = (("early", 0.05, 0.33), ("mid", 0.33, 0.8), ("close", 0.8, 1.0), ("stages", 1, 1))
+"""Where kills land: a share of the site's pages written, or (stages) after the last one."""
+
+
+def article_pages(folder: Path, count: int) -> tuple[list[bytes], list[float]]:
+    """Return ``count`` real pages whose analysis takes 20-200 ms here, and those times."""
+    from websim_crawler.core.page import analyse_page
+
+    timed = []
+    analyse_page("<html><body><p>warm up</p></body></html>", "http://example.org/")
+    paths = sorted(folder.glob("*.html.gz"))
+    if not paths:
+        raise SystemExit(f"no html.gz pages in {folder}: give --articles")
+    for path in paths:
+        html = gzip.decompress(path.read_bytes())
+        started = time.perf_counter()
+        try:
+            analyse_page(html, "http://example.org/article")
+        except Exception:  # a page the analysis refuses is no use here
+            continue
+        timed.append((time.perf_counter() - started, html))
+    fitting = [entry for entry in timed if 0.02 <= entry[0] <= 0.2]
+    if len(fitting) < count:
+        raise SystemExit(f"only {len(fitting)} pages take 20-200 ms to analyse; ask fewer")
+    chosen = random.Random(0).sample(fitting, count)
+    # Their own links and <base> disabled: only the links added here are followed.
+    pages = [re.sub(rb"(?i)\shref=|<base", b" data-href=", html) for _, html in chosen]
+    return pages, sorted(seconds for seconds, _ in chosen)
+
+
+def article_site_handler(pages: list[bytes], delay: float) -> type[BaseHTTPRequestHandler]:
+    """Page i of ``pages`` at /p/i, linking to /p/2i+1, /p/2i+2 and /p/i+7."""
+
+    def body_of(number: int) -> bytes:
+        targets = [t for t in (2 * number + 1, 2 * number + 2, number + 7) if t < len(pages)]
+        links = "".join(f"<a href='/p/{t}'>page {t}</a> " for t in targets).encode()
+        html = pages[number]
+        cut = html.lower().rfind(b"</body>")
+        return html[:cut] + links + html[cut:] if cut >= 0 else html + links
+
+    return page_handler(len(pages), delay, body_of)
+
+
+@dataclass
+class KillRun:
+    """One crawl killed at ``at`` seconds and finished by a replacement or a resume."""
+
+    frontier: str
+    window: str
+    kill_at: tuple[int, float]
+    written_at_kill: int = 0
+    in_flight: int = 0
+    lost: int = 0
+    cut: int = 0
+    repeats: int = 0
+    covered: int = 0
+    distinct: int = 0
+    codes: tuple[int, ...] = ()
+
+    def holds(self) -> bool:
+        """Tell whether the run meets every target."""
+        return (
+            self.lost == 0
+            and self.cut == 0
+            and self.repeats <= self.in_flight
+            and self.covered == self.distinct
+            and self.codes[-1] == 0
+        )
+
+
+def read_feeds(feeds: list[Path]) -> tuple[list[str], int]:
+    """Return the URLs of the feeds' records and how many lines were cut or invalid."""
+    from websim_crawler.core.io import ReadReport, iter_jsonl
+
+    report = ReadReport()
+    urls = [str(r["url"]) for feed in feeds if feed.exists() for r in iter_jsonl(feed, report)]
+    return urls, sum(report.skipped.values())
+
+
+def covered_pages(report_path: Path, urls: set[str]) -> int:
+    """Return how many of ``urls`` a clusters report accounts for: clustered, or skipped with
+    a reason it states (a page with no keyword shared with any other, say); 0 if unreadable.
+    """
+    try:
+        report = json.loads(report_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return 0
+    clustered = {str(document["url"]) for document in report["documents"]} & urls
+    skipped = report["input"]["skipped"]
+    return len(clustered) + sum(n for reason, n in skipped.items() if reason != "duplicate_url")
+
+
+def run_until(
+    command: list[str], kill_at: tuple[int, float] | None, feed: Path
+) -> tuple[int, float, int]:
+    """Run a crawl; SIGKILL it ``kill_at[1]`` s after its feed reaches ``kill_at[0]`` lines.
+
+    Return (exit code, seconds from start to the last feed line written, feed lines).
+    """
+    started = time.monotonic()
+    with (feed.parent / "stderr.txt").open("ab") as stderr:
+        process = subprocess.Popen(command, cwd=REPO, env=ENVIRONMENT, stderr=stderr)
+    last_line_at, lines, reached_at = 0.0, 0, None
+    while process.poll() is None:
+        now = time.monotonic()
+        count = feed.read_bytes().count(b"\n") if feed.exists() else 0
+        if count != lines:
+            lines, last_line_at = count, now - started
+        if kill_at is not None and reached_at is None and lines >= kill_at[0]:
+            reached_at = now
+        if reached_at is not None and kill_at is not None and now - reached_at >= kill_at[1]:
+            process.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.01)
+    code = process.wait()
+    lines = feed.read_bytes().count(b"\n") if feed.exists() else 0
+    return code, last_line_at, lines
+
+
+def stage_options(folder: Path, name: str) -> list[str]:
+    """The end-of-crawl stage and the crawl settings both frontiers share."""
+    options = []
+    for setting in (
+        f"WEBSIM_CLUSTERS_OUTPUT={folder / name}-clusters.json",
+        "WEBSIM_CLUSTERS_N=4",
+        "CONCURRENT_REQUESTS=4",
+        "CONCURRENT_REQUESTS_PER_DOMAIN=4",
+        "AUTOTHROTTLE_ENABLED=0",
+        "DEPTH_LIMIT=0",
+        "LOG_LEVEL=INFO",
+        f"LOG_FILE={folder / name}.log",
+    ):
+        options += ["-s", setting]
+    return options
+
+
+def jobdir_command(start_url: str, folder: Path) -> list[str]:
+    """A ``site`` crawl with JOBDIR, an appended feed and a clusters report in ``folder``."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={start_url}"]
+    command += ["-o", str(folder / "pages.jsonl"), "-s", f"JOBDIR={folder / 'job'}"]
+    return command + stage_options(folder, "crawl")
+
+
+def jobdir_kill(
+    start_url: str, folder: Path, window: str, kill_at: tuple[int, float], pages: int
+) -> KillRun:
+    """Kill a JOBDIR crawl at ``kill_at`` (see ``run_until``), resume it; measure both runs."""
+    from websim_crawler.frontier.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
+
+    folder.mkdir()
+    feed = folder / "pages.jsonl"
+    run = KillRun("JOBDIR", window, kill_at)
+    first, _, run.written_at_kill = run_until(jobdir_command(start_url, folder), kill_at, feed)
+    frontier_file = folder / "job" / FRONTIER_FILE
+    if frontier_file.exists():
+        frontier = SqliteFrontier(frontier_file)
+        run.in_flight = frontier.in_flight()
+        frontier.close()
+    resumed, _, _ = run_until(jobdir_command(start_url, folder), None, feed)
+    run.codes = (first, resumed)
+    urls, run.cut = read_feeds([feed])
+    run.distinct, run.repeats = len(set(urls)), len(urls) - len(set(urls))
+    run.lost = pages - run.distinct
+    run.covered = covered_pages(folder / "crawl-clusters.json", set(urls))
+    return run
+
+
+def redis_kill(
+    redis_url: str,
+    start_url: str,
+    folder: Path,
+    window: str,
+    kill_at: tuple[int, float],
+    pages: int,
+    lease: float,
+) -> KillRun:
+    """Kill a Redis worker at ``kill_at`` (see ``run_until``), start a replacement; measure."""
+    import redis
+
+    folder.mkdir()
+    prefix = folder.name
+    seed(redis_url, prefix, start_url)
+    run = KillRun("Redis", window, kill_at)
+    feeds = [folder / "worker-1.jsonl", folder / "worker-2.jsonl"]
+
+    def command(number: int) -> list[str]:
+        out = folder / f"worker-{number}"
+        worker = worker_command(redis_url, prefix, out, 4, f"WEBSIM_REDIS_LEASE={lease}")
+        return worker + stage_options(folder, f"worker-{number}")
+
+    first, _, run.written_at_kill = run_until(command(1), kill_at, feeds[0])
+    server = redis.Redis.from_url(redis_url)
+    for key in server.scan_iter(match=f"{prefix}:site:inflight:*"):
+        fields = server.hkeys(key)
+        run.in_flight += sum(1 for field in fields if field != b"s" and not field.startswith(b"h"))
+    second, _, _ = run_until(command(2), None, feeds[1])
+    run.codes = (first, second)
+    urls, run.cut = read_feeds(feeds)
+    run.distinct, run.repeats = len(set(urls)), len(urls) - len(set(urls))
+    run.lost = pages - run.distinct
+    # The end-of-crawl output of a distributed crawl: the workers' feeds clustered together.
+    report = folder / "union-clusters.json"
+    written = [str(feed) for feed in feeds if feed.exists()]
+    cluster = [sys.executable, "-m", "websim_crawler", "cluster", *written, "-o", str(report)]
+    subprocess.run(
+        [*cluster, "--n-clusters", "4", "--no-progress"],
+        check=False,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    run.covered = covered_pages(report, set(urls))
+    return run
+
+
+def random_kills_part(
+    articles: Path, kills: int, article_count: int, delay: float, lease: float
+) -> None:
+    from websim_crawler.distributed.local import LocalRedis
+
+    if shutil.which("redis-server") is None:
+        print("(d) skipped: redis-server is not installed")
+        return
+    pages, analysis_seconds = article_pages(articles, article_count)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), article_site_handler(pages, delay))
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    start_url = f"http://127.0.0.1:{server.server_address[1]}/p/0"
+    middle = analysis_seconds[len(analysis_seconds) // 2]
+    print(
+        f"\n(d) {kills} kills at random moments per frontier: {len(pages)} real pages "
+        f"({sum(map(len, pages)) // len(pages) // 1000} KB on average; analysis "
+        f"{analysis_seconds[0] * 1000:.0f}-{analysis_seconds[-1] * 1000:.0f} ms, median "
+        f"{middle * 1000:.0f} ms), {delay * 1000:.0f} ms per request, 4 at a time, clusters "
+        f"report at the end, Redis lease {lease:g} s"
+    )
+    header = ("frontier", "window", "kill at", "written", "in flight", "repeats", "lost", "cut")
+    header += ("clusters", "exit codes", "ok")
+    line = "{:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>4} {:>3} {:>9} {:>10} {:>3}"
+    print(line.format(*header))
+    failures = 0
+    draw = random.Random(20)
+    with LocalRedis() as redis, tempfile.TemporaryDirectory() as folder_name:
+        folder = Path(folder_name)
+        # One uninterrupted run: how long the end-of-crawl stage lasts after the last page.
+        reference = folder / "reference"
+        reference.mkdir()
+        feed = reference / "pages.jsonl"
+        started = time.monotonic()
+        code, last_page, _ = run_until(jobdir_command(start_url, reference), None, feed)
+        stage_seconds = time.monotonic() - started - last_page
+        if code != 0 or len(set(read_feeds([feed])[0])) != len(pages):
+            raise SystemExit(f"the uninterrupted crawl failed; see {reference}")
+        print(f"uninterrupted: last page at {last_page:.1f} s, then {stage_seconds:.1f} s to exit")
+        # A kill once the feed holds a random share of the pages (early, mid, close), or a
+        # random time after the last page (during the end-of-crawl stage).
+        moments: list[tuple[str, tuple[int, float]]] = []
+        for number in range(kills):
+            window, low, high = KILL_WINDOWS[number % len(KILL_WINDOWS)]  # every window early
+            if window == "stages":
+                moments.append((window, (len(pages), draw.uniform(0, stage_seconds))))
+            else:
+                share = draw.uniform(low, high)
+                moments.append(
+                    (window, (max(1, min(len(pages) - 1, round(share * len(pages)))), 0.0))
+                )
+        for number, (window, kill_at) in enumerate(moments):
+            for kind in ("Redis", "JOBDIR"):
+                run_folder = folder / f"{kind.lower()}-{number}"
+                if kind == "Redis":
+                    run = redis_kill(
+                        redis.url, start_url, run_folder, window, kill_at, len(pages), lease
+                    )
+                else:
+                    run = jobdir_kill(start_url, run_folder, window, kill_at, len(pages))
+                failures += not run.holds()
+                at = f"{kill_at[0]}+{kill_at[1]:.1f}s" if kill_at[1] else str(kill_at[0])
+                row = (run.frontier, run.window, at, run.written_at_kill)
+                row += (run.in_flight, run.repeats, run.lost, run.cut)
+                row += (f"{run.covered}/{run.distinct}", ",".join(map(str, run.codes)))
+                print(line.format(*row, "yes" if run.holds() else "NO"), flush=True)
+    server.shutdown()
+    print(f"runs meeting every target: {2 * kills - failures}/{2 * kills}")
+
+
 def clustering_part(rows: int, chunk_rows: int) -> None:
     import distributed
 
@@ -344,9 +661,9 @@ def frontier_part(counts: list[int], pages: int, delay: float, concurrency: int)
     from websim_crawler.distributed.local import LocalRedis
 
     if shutil.which("redis-server") is None:
-        print("(d) skipped: redis-server is not installed")
+        print("(e) skipped: redis-server is not installed")
         return
-    print("(d) duplicate filter in Redis: bytes per URL (INFO memory), set vs bloom (p = 0.001)")
+    print("(e) duplicate filter in Redis: bytes per URL (INFO memory), set vs bloom (p = 0.001)")
     print(
         f"{'filter':>7} {'URLs':>11} {'bytes/URL':>10} {'seconds':>8} {'URLs/s':>9} {'FP rate':>9}"
     )
@@ -384,13 +701,18 @@ def frontier_part(counts: list[int], pages: int, delay: float, concurrency: int)
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument(
-        "--part", choices=("all", "crawl", "kill", "clustering", "frontier"), default="all"
+        "--part",
+        choices=("all", "crawl", "kill", "kills", "clustering", "frontier"),
+        default="all",
     )
     parser.add_argument("--pages", type=int, default=400)
     parser.add_argument("--delay", type=float, default=0.1)
     parser.add_argument("--concurrency", type=int, default=4)
     parser.add_argument("--kill-after", type=int, default=60, help="(c): pages of worker 1")
     parser.add_argument("--lease", type=float, default=5.0, help="(c): WEBSIM_REDIS_LEASE")
+    parser.add_argument("--kills", type=int, default=20, help="(d): kills per frontier")
+    parser.add_argument("--article-pages", type=int, default=48, help="(d): site size")
+    parser.add_argument("--articles", type=Path, default=ARTICLES, help="(d): html.gz folder")
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--chunk-rows", type=int, default=25_000)
     parser.add_argument(
@@ -403,6 +725,8 @@ def main() -> None:
         crawl_part(args.pages, args.delay, args.concurrency)
     if args.part in ("all", "kill"):
         kill_part(args.pages, args.delay, args.concurrency, args.kill_after, args.lease)
+    if args.part in ("all", "kill", "kills"):  # kills: round (d) alone
+        random_kills_part(args.articles, args.kills, args.article_pages, args.delay, args.lease)
     if args.part in ("all", "clustering"):
         clustering_part(args.rows, args.chunk_rows)
     if args.part in ("all", "frontier"):

@@ -29,6 +29,8 @@ FAILED_FINISH_REASONS = {
     "no_search_form": "the start page has no search form",
     FEED_WRITE_FAILED: "a feed could not be written and the crawl was stopped (the error above "
     "names the feed)",
+    "redis_unavailable": "Redis stayed unreachable longer than WEBSIM_REDIS_LEASE",
+    "redis_state_lost": "Redis lost the crawl's queue and leases (no run marker)",
 }
 # Stats an output stage sets when it could not write its report.
 FAILED_OUTPUTS = {

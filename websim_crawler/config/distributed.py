@@ -162,6 +162,15 @@ class RedisKeys:
         return f"{self.base}:alive:{worker}"
 
     @property
+    def run_marker(self) -> str:
+        """A random id set by the crawl's first worker: gone if Redis lost the crawl's state.
+
+        Not among :meth:`all`: ``websim seed --reset`` under running workers gives them a new
+        crawl to work on, it does not stop them.
+        """
+        return f"{self.base}:run"
+
+    @property
     def lease_counter(self) -> str:
         """The counter that numbers leases."""
         return f"{self.base}:leases"

@@ -16,6 +16,16 @@ A request with an attempt is a suspect: it goes to ``PREFIX:SPIDER:suspects``, a
 at most one suspect at a time, so a poison page and the pages that happened to be handled beside
 it are not taken together again (the innocent ones finish, and their attempts are forgotten).
 
+A run marker (``PREFIX:SPIDER:run``, a random id set by the first worker of a crawl) tells a
+Redis that kept the crawl from one that lost it: taking, queueing and the heartbeat check it in
+the same script, and raise :class:`CrawlStateLost` when it is gone (a Redis restarted without
+persistence, or flushed).
+
+After an outage a worker reconciles its in-flight hash with what it really holds
+(:meth:`RedisLeases.reconcile`): the leases it finished meanwhile are released, and a lease it
+does not know (taken by a script whose reply was lost with the connection) goes back on the
+queue, so nothing stays leased to a live worker that no longer holds it.
+
 The scripts build per-worker key names inside Lua, so this works on one Redis server (or a
 replicated one), not on Redis Cluster.
 """
@@ -30,12 +40,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from websim_crawler.config.distributed import RedisKeys
+from websim_crawler.errors import WebsimError
 
 logger = logging.getLogger(__name__)
 
-# KEYS: queue, in-flight hash, lease counter, suspects queue. Returns {lease id, data} or nil.
+_RUN_LOST = -1
+"""What a script returns when the run marker is not the one this worker joined."""
+
+# KEYS: queue, in-flight hash, lease counter, suspects queue, run marker. ARGV: run id.
+# Returns {lease id, data}, nil (nothing queued) or -1 (the run marker is gone).
 # A worker holds at most one suspect (field 's' of its in-flight hash names its lease).
 _TAKE = """
+if redis.call('GET', KEYS[5]) ~= ARGV[1] then return -1 end
 local popped, suspect = {}, false
 if redis.call('HEXISTS', KEYS[2], 's') == 0 then
   popped = redis.call('ZPOPMIN', KEYS[4])
@@ -47,6 +63,62 @@ local lease = tostring(redis.call('INCR', KEYS[3]))
 redis.call('HSET', KEYS[2], lease, popped[2] .. '\\n' .. popped[1])
 if suspect then redis.call('HSET', KEYS[2], 's', lease) end
 return {lease, popped[1]}
+"""
+
+# KEYS: duplicate filter, queue, budgets hash, run marker.
+# ARGV: run id, fingerprint ('' = not filtered), score, data, budget name ('' = none), limit.
+# Returns 1 (queued), 0 (seen before), 2 (over its budget) or -1 (the run marker is gone).
+# One script, so a push retried after a lost reply finds itself seen instead of queued twice.
+_PUSH = """
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
+if ARGV[2] ~= '' and redis.call('SADD', KEYS[1], ARGV[2]) == 0 then return 0 end
+if ARGV[5] ~= '' and redis.call('HINCRBY', KEYS[3], ARGV[5], 1) > tonumber(ARGV[6]) then
+  return 2
+end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1
+"""
+
+# KEYS: heartbeat, workers set, run marker. ARGV: run id, lease ms, worker.
+# Returns 1, or -1 (the run marker is gone: nothing is written).
+_BEAT = """
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return -1 end
+redis.call('SET', KEYS[1], '1', 'PX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1
+"""
+
+# KEYS: in-flight hash, attempts hash, queue, suspects queue.
+# ARGV: how many finished lease ids follow, the finished ids, then the ids still held.
+# Releases the finished leases; puts every other lease this worker does not hold back on the
+# queue (or the suspects queue if it has an attempt). Returns {released, requeued}.
+_RECONCILE = """
+local finished, held = {}, {}
+local count = tonumber(ARGV[1])
+for i = 2, count + 1 do finished[ARGV[i]] = true end
+for i = count + 2, #ARGV do held[ARGV[i]] = true end
+local entries = redis.call('HGETALL', KEYS[1])
+local released, requeued = 0, 0
+for i = 1, #entries, 2 do
+  local field = entries[i]
+  if field ~= 's' and string.sub(field, 1, 1) ~= 'h' and not held[field] then
+    local entry = entries[i + 1]
+    local cut = string.find(entry, '\\n', 1, true)
+    local score, data = string.sub(entry, 1, cut - 1), string.sub(entry, cut + 1)
+    local id = redis.sha1hex(data)
+    if finished[field] then
+      redis.call('HDEL', KEYS[2], id)
+      released = released + 1
+    else
+      local attempts = tonumber(redis.call('HGET', KEYS[2], id) or '0')
+      redis.call('ZADD', attempts > 0 and KEYS[4] or KEYS[3], score, data)
+      requeued = requeued + 1
+    end
+    redis.call('HDEL', KEYS[1], field, 'h' .. field)
+    if redis.call('HGET', KEYS[1], 's') == field then redis.call('HDEL', KEYS[1], 's') end
+  end
+end
+return {released, requeued}
 """
 
 # KEYS: in-flight hash, attempts hash. ARGV: lease id. Returns 1 if the lease was held.
@@ -124,6 +196,10 @@ return result
 """
 
 
+class CrawlStateLost(WebsimError):
+    """The crawl's run marker is gone from Redis: its queue and leases went with it."""
+
+
 @dataclass
 class Requeued:
     """What one look for dead workers did."""
@@ -131,6 +207,14 @@ class Requeued:
     workers: int
     requests: int
     dead_letter: list[bytes]
+
+
+@dataclass
+class Reconciled:
+    """What reconciling a worker's in-flight hash with the leases it holds did."""
+
+    released: int
+    requeued: int
 
 
 class RedisLeases:
@@ -144,17 +228,28 @@ class RedisLeases:
         self.lease_ms = max(1, round(lease_seconds * 1000))
         self.max_attempts = max_attempts
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.run = ""
         self._take = server.register_script(_TAKE)
+        self._push = server.register_script(_PUSH)
+        self._beat = server.register_script(_BEAT)
+        self._reconcile = server.register_script(_RECONCILE)
         self._release = server.register_script(_RELEASE)
         self._handling = server.register_script(_HANDLING)
         self._requeue = server.register_script(_REQUEUE)
 
+    def join_run(self) -> str:
+        """Join the crawl's run (marking a new one if none is marked); return its id."""
+        with self.server.pipeline(transaction=True) as pipe:
+            pipe.set(self.keys.run_marker, uuid.uuid4().hex, nx=True)
+            pipe.get(self.keys.run_marker)
+            _, run = pipe.execute()
+        self.run = run.decode() if isinstance(run, bytes) else str(run)
+        return self.run
+
     def beat(self) -> None:
         """Register this worker and renew its heartbeat for one lease period."""
-        with self.server.pipeline(transaction=True) as pipe:
-            pipe.set(self.keys.heartbeat(self.worker), b"1", px=self.lease_ms)
-            pipe.sadd(self.keys.workers, self.worker)
-            pipe.execute()
+        keys = [self.keys.heartbeat(self.worker), self.keys.workers, self.keys.run_marker]
+        self._check_run(self._beat(keys=keys, args=[self.run, self.lease_ms, self.worker]))
 
     def take(self) -> tuple[str, bytes] | None:
         """Move the queue's first request into this worker's in-flight hash; return it."""
@@ -163,12 +258,45 @@ class RedisLeases:
             self.keys.in_flight(self.worker),
             self.keys.lease_counter,
             self.keys.suspects,
+            self.keys.run_marker,
         ]
-        taken = self._take(keys=keys)
+        taken = self._check_run(self._take(keys=keys, args=[self.run]))
         if not taken:
             return None
         lease, data = taken
         return (lease.decode() if isinstance(lease, bytes) else str(lease)), bytes(data)
+
+    def push(
+        self, fingerprint: str | None, score: float, data: bytes, budget: tuple[str, int] | None
+    ) -> int:
+        """Queue ``data`` unless its fingerprint was seen or its budget is spent.
+
+        Return 1 (queued), 0 (seen before) or 2 (over budget).
+        """
+        keys = [self.keys.dupefilter, self.keys.requests, self.keys.budgets, self.keys.run_marker]
+        name, limit = budget if budget is not None else ("", 0)
+        args = [self.run, fingerprint or "", score, data, name, limit]
+        return int(self._check_run(self._push(keys=keys, args=args)))
+
+    def reconcile(self, finished: list[str], held: set[str]) -> Reconciled:
+        """Release ``finished`` leases; requeue every other lease in the hash not ``held``."""
+        keys = [
+            self.keys.in_flight(self.worker),
+            self.keys.attempts,
+            self.keys.requests,
+            self.keys.suspects,
+        ]
+        released, requeued = self._reconcile(keys=keys, args=[len(finished), *finished, *held])
+        return Reconciled(int(released), int(requeued))
+
+    def _check_run(self, answer: Any) -> Any:
+        if answer == _RUN_LOST:
+            raise CrawlStateLost(
+                f"the run marker {self.keys.run_marker} is gone: Redis lost this crawl's queue "
+                "and leases (restarted without persistence, or flushed); seed the crawl again "
+                "and restart its workers"
+            )
+        return answer
 
     def release(self, lease: str) -> bool:
         """Forget a finished request; ``False`` if it was not held (requeued meanwhile)."""

@@ -5,7 +5,8 @@ crawl (with ``WEBSIM_REDIS_GLOBAL_LIMITS``, the default) the add-on puts this su
 place: each response adds one to ``PREFIX:SPIDER:pages``, and the worker whose response reaches
 the limit, or finds it passed, closes (``closespider_pagecount``). Like Scrapy's own count, the
 requests already in flight are still finished, so the crawl ends a few responses past the limit
-(at most the workers' concurrency added up). The other conditions (timeout, item count, error
+(at most the workers' concurrency added up). Responses received while Redis is away are added
+once it answers again. The other conditions (timeout, item count, error
 count, pages without items) stay per worker.
 """
 
@@ -20,6 +21,7 @@ from scrapy.http import Response
 
 from websim_crawler._imports import require
 from websim_crawler.config import websim_config
+from websim_crawler.distributed.outage import redis_client
 
 
 class GlobalCloseSpider(CloseSpider):
@@ -29,9 +31,11 @@ class GlobalCloseSpider(CloseSpider):
         super().__init__(crawler)
         params = websim_config(crawler).distributed
         assert params.redis_url is not None
-        self.server: Any = require("redis").Redis.from_url(params.redis_url)
+        self.server: Any = redis_client(params.redis_url)
+        self.redis_errors: tuple[type[Exception], ...] = (require("redis").RedisError,)
         self.params = params
         self.closing = False
+        self.uncounted = 0  # responses received while Redis was away, added once it is back
 
     def page_count(self, response: Response, request: Request, spider: Spider) -> None:
         """Count the response in Redis; close this worker once the crawl's count is reached."""
@@ -40,7 +44,12 @@ class GlobalCloseSpider(CloseSpider):
             return
         self.counter["pagecount_since_last_item"] += 1
         key = self.params.keys(spider.name).page_count
-        self.counter["pagecount"] = int(self.server.incr(key))
+        try:
+            self.counter["pagecount"] = int(self.server.incrby(key, self.uncounted + 1))
+        except self.redis_errors:  # the scheduler rides out the outage; count it later
+            self.uncounted += 1
+            return
+        self.uncounted = 0
         if self.counter["pagecount"] >= self.close_on["pagecount"] and not self.closing:
             self.closing = True
             assert self.crawler.stats is not None

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import logging
 import shutil
+import signal
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 from websim_crawler._imports import require
 from websim_crawler.errors import WebsimError
@@ -17,10 +19,18 @@ _START_TIMEOUT_SECONDS = 10.0
 
 
 class LocalRedis:
-    """Run ``redis-server`` on 127.0.0.1 without persistence; stop it on exit."""
+    """Run ``redis-server`` on 127.0.0.1; stop it on exit.
 
-    def __init__(self, executable: str = "redis-server") -> None:
+    Without ``append_only_dir`` nothing is kept on disk; with it, every write goes to an
+    append-only file there (``--appendonly yes``), so a server killed and started again on the
+    same port comes back with its data, as a production Redis does.
+    """
+
+    def __init__(
+        self, executable: str = "redis-server", append_only_dir: Path | None = None
+    ) -> None:
         self.executable = executable
+        self.append_only_dir = append_only_dir
         self.port = 0
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -35,10 +45,14 @@ class LocalRedis:
         if path is None:
             raise WebsimError(f"{self.executable} not found (Debian: apt-get install redis-server)")
         redis = require("redis")
-        for _attempt in range(3):  # the free port may be taken between probe and bind
-            self.port = _free_port()
-            arguments = ["--port", str(self.port), "--bind", "127.0.0.1"]
-            arguments += ["--save", "", "--appendonly", "no"]  # throw-away: nothing on disk
+        restart = self.port != 0  # after kill(): the same port, so clients find it again
+        for _attempt in range(1 if restart else 3):  # a free port may be taken before bind
+            self.port = self.port if restart else _free_port()
+            arguments = ["--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+            if self.append_only_dir is None:
+                arguments += ["--appendonly", "no"]  # throw-away: nothing on disk
+            else:
+                arguments += ["--appendonly", "yes", "--dir", str(self.append_only_dir)]
             self.process = subprocess.Popen(
                 [path, *arguments],
                 stdout=subprocess.DEVNULL,
@@ -56,6 +70,13 @@ class LocalRedis:
                 return self
             self.stop()
         raise WebsimError(f"{path} did not start on a free loopback port")
+
+    def kill(self) -> None:
+        """Kill the server with SIGKILL (a crash: no shutdown, no final save); keep its port."""
+        if self.process is not None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait()
+            self.process = None
 
     def stop(self) -> None:
         """Stop the server (by its own PID)."""

@@ -15,27 +15,47 @@ fetches its own).
 A request whose meta holds ``websim_budget`` (a name and a limit) is counted
 in Redis when the shared duplicate filter lets it through, and refused once the name's count
 passes the limit: the site spider's ``max_pages`` per start URL over all workers.
+
+A Redis outage (:mod:`websim_crawler.distributed.outage`) does not lose what the worker is doing:
+the follow-up requests found meanwhile wait in memory, and the leases of the requests it finishes
+are released only after those follow-ups are in Redis (a lease released earlier would lose them
+if the worker died before Redis came back). When Redis answers again the worker checks the run
+marker (a Redis that came back empty stops it with exit code 1), queues what it held, releases
+what it finished, and requeues any lease in its hash that it does not hold.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from typing import Any
 
 from scrapy import Request, Spider, signals
 from scrapy.crawler import Crawler
+from scrapy.exceptions import DontCloseSpider
 from scrapy.http import Response
+from scrapy.utils.defer import deferred_from_coro
 from scrapy_redis.scheduler import Scheduler
 from twisted.internet.task import LoopingCall
 
+from websim_crawler._imports import require
 from websim_crawler.config import websim_config
-from websim_crawler.config.distributed import DistributedParams
+from websim_crawler.config.distributed import DistributedParams, redacted_url
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
-from websim_crawler.distributed.leases import RedisLeases, Requeued
-from websim_crawler.frontier.release import LEASE, release_when_done
+from websim_crawler.distributed.leases import CrawlStateLost, RedisLeases, Requeued
+from websim_crawler.distributed.outage import Outage, without_retries
+from websim_crawler.frontier.release import LEASE, held_leases, release_when_done
 
 logger = logging.getLogger(__name__)
+
+MAX_HELD_REQUESTS = 100_000
+"""Follow-up requests a worker keeps in memory during a Redis outage before it stops."""
+
+REDIS_UNAVAILABLE = "redis_unavailable"
+"""Finish reason of a worker whose Redis stayed away longer than its lease."""
+REDIS_STATE_LOST = "redis_state_lost"
+"""Finish reason of a worker whose Redis came back without the crawl (no run marker)."""
 
 
 class WorkerScheduler(Scheduler):
@@ -48,6 +68,11 @@ class WorkerScheduler(Scheduler):
         self.crawler: Crawler | None = None
         self.leases: RedisLeases | None = None
         self.heartbeat: LoopingCall | None = None
+        self.outage: Outage | None = None
+        self.held: deque[Request] = deque()  # follow-ups found during an outage
+        self.finished: list[str] = []  # leases finished during an outage, not yet released
+        self.stopping: str | None = None
+        self.redis_errors: tuple[type[Exception], ...] = (require("redis").RedisError,)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> WorkerScheduler:
@@ -55,6 +80,7 @@ class WorkerScheduler(Scheduler):
         scheduler: WorkerScheduler = super().from_crawler(crawler)
         scheduler.crawler = crawler
         scheduler.params = websim_config(crawler).distributed
+        without_retries(scheduler.server)
         return scheduler
 
     def open(self, spider: Spider) -> None:
@@ -67,10 +93,12 @@ class WorkerScheduler(Scheduler):
             self.params.lease,
             self.params.max_attempts,
         )
+        self.leases.join_run()
         self.leases.beat()
         self._count(self.leases.requeue_dead())
         release_when_done(self.crawler, self._release)
         self.crawler.signals.connect(self._response_received, signal=signals.response_received)
+        self.crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)
         self.heartbeat = LoopingCall(self._beat)
         self.heartbeat.start(self.params.lease / 3, now=False)
         logger.info(
@@ -84,10 +112,29 @@ class WorkerScheduler(Scheduler):
         """Stop the heartbeat; give back any request still held (none after a clean stop)."""
         if self.heartbeat is not None and self.heartbeat.running:
             self.heartbeat.stop()
-        if self.leases is not None:
-            returned = self.leases.give_back()
-            if returned.requests:
-                self._stats_inc("websim/redis/returned", returned.requests)
+        if self.leases is not None and self.stopping != REDIS_STATE_LOST:
+            if self.outage is not None:
+                self._recover(time.monotonic(), force=True)
+            if self.outage is not None:
+                logger.warning(
+                    "worker %s: Redis is still away; this worker's leased requests go back to "
+                    "the queue when its heartbeat expires (%.0f s)",
+                    self.leases.worker,
+                    self.params.lease,
+                )
+            else:
+                try:
+                    returned = self.leases.give_back()
+                except self.redis_errors as exc:
+                    logger.warning(
+                        "worker %s: could not give back its leases (%s); they go back to the "
+                        "queue when its heartbeat expires",
+                        self.leases.worker,
+                        exc,
+                    )
+                else:
+                    if returned.requests:
+                        self._stats_inc("websim/redis/returned", returned.requests)
         super().close(reason)
 
     def enqueue_request(self, request: Request) -> bool:
@@ -96,21 +143,32 @@ class WorkerScheduler(Scheduler):
         if request.meta.get(WORKER_LOCAL):
             self.local.append(request)
             return True
-        if not request.dont_filter and self.df.request_seen(request):
-            self.df.log(request, self.spider)
+        if self.stopping or not self._redis_up():
+            return self._hold(request)
+        try:
+            return self._push(request)
+        except CrawlStateLost as exc:
+            self._stop(REDIS_STATE_LOST, str(exc))
             return False
-        if not self._within_budget(request):
-            return False
-        self._stats_inc("scheduler/enqueued/redis")
-        self.queue.push(request)
-        return True
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+            return self._hold(request)
 
     def next_request(self) -> Request | None:
         """Return the next local request first, then lease one from the shared queue."""
         if self.local:
             return self.local.popleft()
+        if self.stopping or not self._redis_up():
+            return None
         assert self.leases is not None
-        taken = self.leases.take()
+        try:
+            taken = self.leases.take()
+        except CrawlStateLost as exc:
+            self._stop(REDIS_STATE_LOST, str(exc))
+            return None
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+            return None
         if taken is None:
             return None
         lease, data = taken
@@ -121,31 +179,189 @@ class WorkerScheduler(Scheduler):
         return request
 
     def has_pending_requests(self) -> bool:
-        """Tell whether a local or shared request (or a requeued suspect) waits."""
+        """Tell whether a local or shared request (or a requeued suspect) waits.
+
+        During an outage the answer is yes: the worker must not stop while Redis may hold work.
+        """
+        if self.outage is not None and not self.stopping:
+            return True
         return len(self) > 0
 
     def __len__(self) -> int:
-        suspects = self.leases.suspects_waiting() if self.leases is not None else 0
-        return len(self.local) + int(super().__len__()) + suspects
+        if self.outage is not None or self.stopping:
+            return len(self.local) + len(self.held)
+        try:
+            suspects = self.leases.suspects_waiting() if self.leases is not None else 0
+            return len(self.local) + int(super().__len__()) + suspects
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+            return len(self.local) + len(self.held)
+
+    def _push(self, request: Request) -> bool:
+        assert self.leases is not None
+        fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
+        budget = request.meta.get(BUDGET) if self.params.global_limits else None
+        answer = self.leases.push(
+            fingerprint,
+            -request.priority,
+            self.queue._encode_request(request),
+            (str(budget[0]), int(budget[1])) if budget else None,
+        )
+        if answer == 0:
+            self.df.log(request, self.spider)
+            return False
+        if answer == 2:
+            self._stats_inc("websim/redis/budget_refused")
+            return False
+        self._stats_inc("scheduler/enqueued/redis")
+        return True
+
+    def _hold(self, request: Request) -> bool:
+        if len(self.held) >= MAX_HELD_REQUESTS:
+            self._stats_inc("websim/redis/outage/held_limit")
+            self._stop(
+                REDIS_UNAVAILABLE,
+                f"{MAX_HELD_REQUESTS} follow-up requests held during the Redis outage: stopping "
+                "(the pages that found them return to the queue when this worker's lease expires)",
+            )
+            return False
+        self.held.append(request)
+        self._stats_inc("websim/redis/outage/held")
+        return True
 
     def _release(self, request: Request) -> None:
+        lease = str(request.meta[LEASE])
+        if self.outage is not None or self.held or self.stopping:
+            self.finished.append(lease)  # released once its follow-ups are in Redis
+            return
         assert self.leases is not None
-        if self.leases.release(str(request.meta[LEASE])):
+        try:
+            released = self.leases.release(lease)
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+            self.finished.append(lease)
+            return
+        if released:
             self._stats_inc("websim/redis/released")
         else:  # this worker was taken for dead meanwhile: another worker has the request
             self._stats_inc("websim/redis/lease_lost")
 
     def _response_received(self, response: Response, request: Request) -> None:
-        if LEASE in request.meta and self.leases is not None:
+        if LEASE not in request.meta or self.leases is None or self.outage or self.stopping:
+            return
+        try:
             self.leases.mark_handling(str(request.meta[LEASE]))
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+
+    def _spider_idle(self) -> None:
+        """With nothing in progress, requeue any lease left in this worker's hash."""
+        if self.outage is not None or self.stopping or self.leases is None:
+            return
+        assert self.crawler is not None
+        try:
+            reconciled = self.leases.reconcile([], held_leases(self.crawler))
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+            raise DontCloseSpider from None
+        if reconciled.requeued:
+            self._stats_inc("websim/redis/orphans_requeued", reconciled.requeued)
+            raise DontCloseSpider
 
     def _beat(self) -> None:
         assert self.leases is not None
+        if self.stopping:
+            return
+        if not self._redis_up():
+            return
         try:
             self.leases.beat()
             self._count(self.leases.requeue_dead())
-        except Exception:  # Redis away for a moment: the next beat tries again
-            logger.exception("worker %s: heartbeat failed", self.leases.worker)
+        except CrawlStateLost as exc:
+            self._stop(REDIS_STATE_LOST, str(exc))
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+
+    # --- outages ---------------------------------------------------------------------------
+
+    def _redis_up(self) -> bool:
+        """Return ``True`` unless an outage goes on (probing Redis when a probe is due)."""
+        if self.outage is None:
+            return True
+        return self._recover(time.monotonic())
+
+    def _outage_began(self, error: Exception) -> None:
+        if self.outage is not None:
+            return
+        assert self.leases is not None
+        self.outage = Outage(time.monotonic(), self.params.lease, str(error))
+        self._stats_inc("websim/redis/outage/count")
+        logger.warning(
+            "worker %s: Redis at %s failed (%s): holding follow-ups and releases, retrying for "
+            "up to %.0f s (WEBSIM_REDIS_LEASE)",
+            self.leases.worker,
+            redacted_url(str(self.params.redis_url)),
+            error,
+            self.params.lease,
+        )
+
+    def _recover(self, now: float, *, force: bool = False) -> bool:
+        """Probe Redis; once it answers, write back what the outage held. ``True`` if done."""
+        outage = self.outage
+        assert outage is not None and self.leases is not None and self.crawler is not None
+        if not force and not outage.probe_due(now):
+            self._give_up_if_too_long(now)
+            return False
+        try:
+            self.leases.beat()  # fails if the run marker is gone, before anything is written
+            while self.held:
+                self._push(self.held[0])
+                self.held.popleft()
+            reconciled = self.leases.reconcile(self.finished, held_leases(self.crawler))
+        except CrawlStateLost as exc:
+            self._stop(REDIS_STATE_LOST, str(exc))
+            return False
+        except self.redis_errors as exc:
+            outage.probe_failed(now, str(exc))
+            self._give_up_if_too_long(now)
+            return False
+        released = len(self.finished)
+        self.finished.clear()
+        self.outage = None
+        self._stats_inc("websim/redis/released", reconciled.released)
+        if reconciled.requeued:
+            self._stats_inc("websim/redis/orphans_requeued", reconciled.requeued)
+        self._stats_inc("websim/redis/outage/seconds", round(now - outage.began, 3))
+        logger.warning(
+            "worker %s: Redis is back after %.1f s (%d probes): %d lease(s) released, %d "
+            "unknown lease(s) requeued",
+            self.leases.worker,
+            now - outage.began,
+            outage.probes + 1,
+            released,
+            reconciled.requeued,
+        )
+        return True
+
+    def _give_up_if_too_long(self, now: float) -> None:
+        assert self.outage is not None
+        if self.outage.too_long(now) and not self.stopping:
+            self._stop(
+                REDIS_UNAVAILABLE,
+                f"Redis at {redacted_url(str(self.params.redis_url))} has been unreachable for "
+                f"{now - self.outage.began:.0f} s, longer than WEBSIM_REDIS_LEASE "
+                f"({self.params.lease:.0f} s): stopping; this worker's requests return to the "
+                f"queue when its lease expires ({self.outage.error})",
+            )
+
+    def _stop(self, reason: str, message: str) -> None:
+        """Close the spider with ``reason``, logging ``message`` once."""
+        if self.stopping:
+            return
+        self.stopping = reason
+        logger.error("worker %s: %s", self.leases.worker if self.leases else "?", message)
+        assert self.crawler is not None and self.crawler.engine is not None
+        deferred_from_coro(self.crawler.engine.close_spider_async(reason=reason))
 
     def _count(self, requeued: Requeued) -> None:
         if requeued.requests:
@@ -167,17 +383,6 @@ class WorkerScheduler(Scheduler):
                 self.leases.keys.dead_letter if self.leases else "",
             )
 
-    def _within_budget(self, request: Request) -> bool:
-        budget = request.meta.get(BUDGET)
-        if not budget or not self.params.global_limits or self.leases is None:
-            return True
-        name, limit = budget
-        used = int(self.server.hincrby(self.leases.keys.budgets, str(name), 1))
-        if used <= int(limit):
-            return True
-        self._stats_inc("websim/redis/budget_refused")
-        return False
-
-    def _stats_inc(self, key: str, count: int = 1) -> None:
+    def _stats_inc(self, key: str, count: float = 1) -> None:
         if self.stats is not None:
             self.stats.inc_value(key, count)

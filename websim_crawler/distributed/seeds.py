@@ -28,6 +28,7 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from websim_crawler._imports import require
 from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams
+from websim_crawler.distributed.outage import check_reachable, redis_client
 from websim_crawler.errors import InputFormatError, WebsimError
 
 logger = logging.getLogger(__name__)
@@ -48,18 +49,23 @@ class RedisSeeds:
     def __init__(self, crawler: Crawler, params: DistributedParams) -> None:
         self.crawler = crawler
         self.params = params
-        redis = require("redis")
         assert params.redis_url is not None
-        self.server = redis.Redis.from_url(params.redis_url)
+        self.server = redis_client(params.redis_url)
+        self.redis_errors: tuple[type[Exception], ...] = (require("redis").RedisError,)
         self.key = ""
         self.idle_since: float | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RedisSeeds:
-        """Build the extension; ``NotConfigured`` unless ``WEBSIM_REDIS_URL`` is set."""
+        """Build the extension; ``NotConfigured`` unless ``WEBSIM_REDIS_URL`` is set.
+
+        Redis is pinged here, before the engine starts, so an unreachable or refusing Redis
+        ends the crawl with one line (``RedisUnavailableError``) and exit code 1.
+        """
         params = websim_config(crawler).distributed
         if params.redis_url is None:
             raise NotConfigured("WEBSIM_REDIS_URL is not set")
+        check_reachable(params.redis_url)
         extension = cls(crawler, params)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_idle, signal=signals.spider_idle)
@@ -75,11 +81,12 @@ class RedisSeeds:
         if engine is not None and hasattr(engine, "_SLOT_HEARTBEAT_INTERVAL"):
             engine._SLOT_HEARTBEAT_INTERVAL = self.params.poll_interval
         if isinstance(getattr(spider, "seed_field", None), str):
+            try:
+                waiting = str(self.server.llen(self.key))
+            except self.redis_errors as exc:
+                waiting = f"Redis failed: {exc}"
             logger.info(
-                "%s worker: seeds from Redis list %s (%d waiting)",
-                spider.name,
-                self.key,
-                self.server.llen(self.key),
+                "%s worker: seeds from Redis list %s (%s waiting)", spider.name, self.key, waiting
             )
         else:
             logger.info("%s worker: this spider reads no seeds from Redis", spider.name)
@@ -90,12 +97,20 @@ class RedisSeeds:
         self._stats().set_value("websim/redis/last_response_time", datetime.now(UTC))
 
     def spider_idle(self, spider: Spider) -> None:
-        """Schedule the next seeds; keep the worker open until it has idled long enough."""
-        scheduled = 0
-        if isinstance(getattr(spider, "seed_field", None), str):
-            scheduled = self._schedule_seeds(spider)  # type: ignore[arg-type]
+        """Schedule the next seeds; keep the worker open until it has idled long enough.
+
+        A Redis that fails here keeps the worker open: the scheduler rides out the outage.
+        """
+        try:
+            scheduled = 0
+            if isinstance(getattr(spider, "seed_field", None), str):
+                scheduled = self._schedule_seeds(spider)  # type: ignore[arg-type]
+            held = self._held_by_workers(spider.name)
+        except self.redis_errors:
+            self.idle_since = None
+            raise DontCloseSpider from None
         now = time.monotonic()
-        if scheduled or self._held_by_workers(spider.name):
+        if scheduled or held:
             # Requests other workers hold may come back to the queue if those workers die.
             self.idle_since = None
             raise DontCloseSpider

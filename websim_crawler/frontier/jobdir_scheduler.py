@@ -107,6 +107,11 @@ class SqliteFrontier:
         row = self.connection.execute("SELECT COUNT(*) FROM queue WHERE leased = 0").fetchone()
         return int(row[0])
 
+    def in_flight(self) -> int:
+        """Return how many requests are leased (after a kill: those the next run recrawls)."""
+        row = self.connection.execute("SELECT COUNT(*) FROM queue WHERE leased = 1").fetchone()
+        return int(row[0])
+
     def close(self) -> None:
         """Close the file (leased requests stay leased: the next run puts them back)."""
         self.connection.close()

@@ -56,3 +56,10 @@ def release_when_done(crawler: Crawler, release: Callable[[Request], None]) -> N
         )
     if not isinstance(inprogress, _ReleasingSet):
         slot.inprogress = _ReleasingSet(inprogress, release)
+
+
+def held_leases(crawler: Crawler) -> set[str]:
+    """Return the lease ids of the requests the engine is working on now."""
+    slot: Any = getattr(crawler.engine, "_slot", None)
+    inprogress = getattr(slot, "inprogress", None) or ()
+    return {str(request.meta[LEASE]) for request in inprogress if LEASE in request.meta}

@@ -328,6 +328,8 @@ def test_leases_requeue_a_dead_workers_requests_once(redis_url: str) -> None:
     server.zadd(keys.requests, {b"first": 0, b"second": 1, b"third": 2})
     dying = RedisLeases(server, keys, lease_seconds=0.2, max_attempts=2)
     survivors = [RedisLeases(server, keys, lease_seconds=30, max_attempts=2) for _ in range(2)]
+    run = dying.join_run()
+    assert [survivor.join_run() for survivor in survivors] == [run, run]  # one run, one marker
     dying.beat()
     (lease_a, data_a), (_, data_b) = dying.take(), dying.take()  # type: ignore[misc]
     assert (data_a, data_b) == (b"first", b"second") and server.zcard(keys.requests) == 1

@@ -1,0 +1,189 @@
+"""A distributed worker and its Redis: an outage ridden out, a lost state and no Redis at all.
+
+Each test starts its own ``redis-server`` on a free loopback port (with an append-only file, as a
+production Redis keeps its data), crawls a local site with a real ``scrapy crawl site`` worker,
+and kills or restarts the server under it.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_redis_workers import REPO, TreeSite, crawl_command, lines_of, urls_of, worker_options
+
+from websim_crawler.cli import main
+from websim_crawler.config.distributed import RedisKeys
+from websim_crawler.distributed.leases import CrawlStateLost, Reconciled, RedisLeases
+from websim_crawler.distributed.local import LocalRedis, _free_port
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("redis-server") is None, reason="redis-server is not installed (apt redis-server)"
+)
+
+PAGES = 60
+CONCURRENCY = 3
+ENVIRONMENT = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+
+
+@pytest.fixture
+def site() -> Iterator[TreeSite]:
+    tree = TreeSite(pages=PAGES, delay=0.05)
+    yield tree
+    tree.server.shutdown()
+    tree.server.server_close()
+
+
+@pytest.fixture
+def persistent_redis(tmp_path: Path) -> Iterator[LocalRedis]:
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    server = LocalRedis(append_only_dir=folder).start()
+    yield server
+    server.stop()
+
+
+def crawl_through_a_redis_restart(
+    redis: LocalRedis, site: TreeSite, out: Path, *, outage: float, empty: bool
+) -> tuple[int, str, str]:
+    """Crawl ``site`` with one worker; SIGKILL Redis once 10 pages are written, restart it
+    ``outage`` s later (``empty``: without its append-only file). Return (exit code, log, stderr).
+    """
+    prefix = "emptied" if empty else "outage"
+    assert main(["seed", "site", f"{site.url}/p/0", "--redis", redis.url, "--prefix", prefix]) == 0
+    options = worker_options(redis.url, prefix)
+    for setting in (
+        "DOWNLOAD_DELAY=0.3",  # the crawl of the report: a polite worker, pages in flight
+        "DEPTH_LIMIT=0",
+        f"CONCURRENT_REQUESTS={CONCURRENCY}",
+        "WEBSIM_REDIS_LEASE=30",  # longer than the outage
+        "WEBSIM_ANALYSIS_WORKERS=0",
+    ):
+        options += ["-s", setting]
+    command = crawl_command("site", out, *options)
+    worker = subprocess.Popen(command, cwd=REPO, env=ENVIRONMENT, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 120
+        while lines_of(out) < 10:
+            assert worker.poll() is None, "the worker stopped before the outage"
+            assert time.monotonic() < deadline, "the worker did not start crawling"
+            time.sleep(0.05)
+        redis.kill()
+        time.sleep(outage)
+        if empty:
+            redis.append_only_dir = None  # restarted without persistence
+        redis.start()  # the same port (and its append-only file, unless empty)
+        _, stderr = worker.communicate(timeout=240)  # the worker ends by itself
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    return worker.returncode, out.with_suffix(".log").read_text(encoding="utf-8"), stderr.decode()
+
+
+def test_a_worker_rides_out_a_redis_restart_and_loses_nothing(
+    persistent_redis: LocalRedis, site: TreeSite, tmp_path: Path
+) -> None:
+    out = tmp_path / "worker.jsonl"
+    # An outage shorter than the lease, longer than a few fetches.
+    code, log, stderr = crawl_through_a_redis_restart(
+        persistent_redis, site, out, outage=4, empty=False
+    )
+    assert code == 0, log[-3000:]
+    urls = Counter(urls_of(out))
+    assert set(urls) == {f"{site.url}/p/{n}" for n in range(PAGES)}  # none lost
+    # Repeats: at most the requests in flight when Redis went away (none expected).
+    assert sum(urls.values()) - len(urls) <= CONCURRENCY, urls.most_common(3)
+    assert out.read_bytes().endswith(b"\n")  # no cut line
+    assert "Redis is back after" in log and "Traceback" not in log
+    assert "'websim/redis/outage/count': 1" in log
+    assert "Traceback" not in stderr
+
+
+def test_a_redis_that_comes_back_empty_stops_the_worker_with_one_line(
+    persistent_redis: LocalRedis, site: TreeSite, tmp_path: Path
+) -> None:
+    out = tmp_path / "worker.jsonl"
+    code, log, stderr = crawl_through_a_redis_restart(
+        persistent_redis, site, out, outage=1, empty=True
+    )
+    assert code == 1, log[-3000:]
+    errors = [line for line in log.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1 and "run marker" in errors[0], errors
+    assert "'finish_reason': 'redis_state_lost'" in log and "Traceback" not in log
+    assert stderr.strip().splitlines()[-1] == (
+        "scrapy crawl site: Redis lost the crawl's queue and leases (no run marker) "
+        "(finish reason redis_state_lost)"
+    )
+    assert out.read_bytes().endswith(b"\n")  # the pages written are whole
+
+
+@pytest.mark.parametrize("refusing", [False, True], ids=["nothing-listening", "wrong-password"])
+def test_an_unusable_redis_at_start_is_one_line_and_exit_1(refusing: bool, tmp_path: Path) -> None:
+    server = None
+    if refusing:  # a Redis that wants a password the URL does not give
+        server = LocalRedis().start()
+        pytest.importorskip("redis").Redis.from_url(server.url).config_set("requirepass", "s3cret")
+        url = server.url
+    else:
+        url = f"redis://127.0.0.1:{_free_port()}/0"
+    try:
+        command = ["scrapy", "crawl", "site", "-s", f"WEBSIM_REDIS_URL={url}"]
+        done = subprocess.run(
+            [sys.executable, "-m", *command],
+            cwd=REPO,
+            env=ENVIRONMENT,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        if server is not None:
+            server.stop()
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    errors = [line for line in done.stderr.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, done.stderr[-3000:]
+    assert f"cannot use Redis at {url} (WEBSIM_REDIS_URL)" in errors[0]
+    assert ("give its password in the URL" if refusing else "Connection refused") in errors[0]
+
+
+def test_reconcile_releases_what_was_finished_and_requeues_what_is_not_held() -> None:
+    redis = pytest.importorskip("redis")
+    with LocalRedis() as server:
+        client = redis.Redis.from_url(server.url)
+        keys = RedisKeys.of("r0", "site")
+        client.zadd(keys.requests, {b"finished": 0, b"held": 1, b"orphan": 2})
+        leases = RedisLeases(client, keys, lease_seconds=30, max_attempts=2)
+        leases.join_run()
+        leases.beat()
+        (finished, _), (held, _), (_, data) = [leases.take() for _ in range(3)]  # type: ignore[misc]
+        # During an outage: "finished" was done, "held" is still in progress, and the reply
+        # that gave "orphan" to this worker was lost with the connection.
+        assert leases.reconcile([finished], {held}) == Reconciled(released=1, requeued=1)
+        assert client.hkeys(keys.in_flight(leases.worker)) == [held.encode()]
+        assert client.zrange(keys.requests, 0, -1) == [data] == [b"orphan"]
+        assert leases.reconcile([], {held}) == Reconciled(0, 0)  # nothing left to do
+
+
+def test_a_lost_run_marker_stops_take_push_and_beat_before_they_write() -> None:
+    redis = pytest.importorskip("redis")
+    with LocalRedis() as server:
+        client = redis.Redis.from_url(server.url)
+        keys = RedisKeys.of("r1", "site")
+        leases = RedisLeases(client, keys, lease_seconds=30, max_attempts=2)
+        run = leases.join_run()
+        assert leases.push("fp", 0, b"request", None) == 1
+        assert leases.push("fp", 0, b"request", None) == 0  # seen: a retried push is no twin
+        client.flushall()  # a Redis restarted without persistence
+        for operation in (leases.take, leases.beat, lambda: leases.push("fp2", 0, b"x", None)):
+            with pytest.raises(CrawlStateLost, match="r1:site:run is gone"):
+                operation()
+        assert client.dbsize() == 0  # nothing written into the empty Redis
+        assert RedisLeases(client, keys, 30, 2).join_run() != run  # a new crawl, a new run
