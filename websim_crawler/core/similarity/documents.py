@@ -158,6 +158,17 @@ class VertexTree:
         return tuple(digests)
 
     @cached_property
+    def subtree_classes(self) -> NDArray[np.int64]:
+        """Each vertex's subtree as a class of the page, numbered from 0: equal classes mean
+        identical subtrees (equal ``subtree_digests``).
+        """
+        classes: dict[bytes, int] = {}
+        return np.array(
+            [classes.setdefault(digest, len(classes)) for digest in self.subtree_digests],
+            dtype=np.int64,
+        )
+
+    @cached_property
     def attribute_incidence(
         self,
     ) -> tuple[dict[str, int], NDArray[np.float64], NDArray[np.float64]]:
@@ -187,6 +198,7 @@ _DERIVED_ARRAYS = (
     "child_counts",
     "subtree_sizes",
     "subtree_digests",
+    "subtree_classes",
     "attribute_sets",
     "attribute_incidence",
     "shape_ids",

@@ -89,6 +89,124 @@ class _TemplateMatcher:
         self.shapes: dict[tuple[int, int], tuple[float, tuple[tuple[int, int, int], ...]]] = {}
         # (u, v) -> (the pair's weight 1 - penalty * mismatch, its aligned child pairs)
         self.memo: dict[_PairKey, tuple[float, tuple[_PairKey, ...]]] = {}
+        # A template with nothing covered depends on the two subtrees alone, so it is known by
+        # their classes (``VertexTree.subtree_classes``), numbered class_1 * classes_2 + class_2.
+        self.sizes_2: list[int] = second.subtree_sizes.tolist()
+        self.class_array_1, self.class_array_2 = first.subtree_classes, second.subtree_classes
+        self.classes_1: list[int] = self.class_array_1.tolist()
+        self.classes_2: list[int] = self.class_array_2.tolist()
+        self.class_count_2 = int(self.class_array_2.max()) + 1
+        # class pair -> number of pairs of its whole template
+        self.full_sizes: dict[int, int] = {}
+        # class pair -> weight of its whole template and its vertices' offsets from the root pair
+        self.whole_templates: dict[int, tuple[float, NDArray[np.int64], NDArray[np.int64]]] = {}
+        self.nothing_covered_1 = bytearray(len(first))
+        self.nothing_covered_2 = bytearray(len(second))
+
+    def class_pair(self, u: int, v: int) -> int:
+        """Number the pair of the subtree classes of u and v."""
+        return self.classes_1[u] * self.class_count_2 + self.classes_2[v]
+
+    def full_sizes_of(self, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Return the number of pairs of the whole template rooted at each pair (u[i], v[i]).
+
+        That is 1 + those of its child pairs' templates (for identical subtrees, their size),
+        found once for each class pair, children first.
+        """
+        keys = self.class_pairs(u, v)
+        unique_keys, first_index, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        full_sizes, memo, expand = self.full_sizes, self.memo, self.expand
+        classes_1, classes_2, class_count_2 = self.classes_1, self.classes_2, self.class_count_2
+        digests_1, digests_2, sizes_1 = self.digests_1, self.digests_2, self.sizes_1
+        unique_list: list[int] = unique_keys.tolist()
+        pending = list(
+            zip(u[first_index].tolist(), v[first_index].tolist(), unique_list, strict=True)
+        )
+        while pending:
+            a, b, key = pending[-1]
+            if key in full_sizes:
+                pending.pop()
+                continue
+            if digests_1[a] == digests_2[b]:
+                full_sizes[key] = sizes_1[a]
+                pending.pop()
+                continue
+            pair = (a, b)
+            grown = memo.get(pair)
+            if grown is None:
+                grown = memo[pair] = expand(a, b)
+            size, complete = 1, True
+            for c, d in grown[1]:
+                child_key = classes_1[c] * class_count_2 + classes_2[d]
+                child_size = full_sizes.get(child_key)
+                if child_size is None:
+                    pending.append((c, d, child_key))
+                    complete = False
+                else:
+                    size += child_size
+            if complete:
+                full_sizes[key] = size
+                pending.pop()
+        return np.array([full_sizes[key] for key in unique_list], dtype=np.int64)[inverse]
+
+    def class_pairs(self, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Number the class pairs of the pairs (u[i], v[i]), as ``class_pair`` does."""
+        return self.class_array_1[u] * self.class_count_2 + self.class_array_2[v]
+
+    def whole_template(self, u: int, v: int) -> tuple[float, NDArray[np.int64], NDArray[np.int64]]:
+        """Return the weight of the whole template rooted at (u, v) and its vertices' offsets
+        from u and from v (the same for every pair of its class pair, so walked once).
+        """
+        key = self.class_pair(u, v)
+        whole = self.whole_templates.get(key)
+        if whole is None:
+            weight, taken_1, taken_2 = self.fit(
+                u, v, self.nothing_covered_1, self.nothing_covered_2
+            )
+            whole = self.whole_templates[key] = (
+                weight,
+                np.array(taken_1, dtype=np.int64) - u,
+                np.array(taken_2, dtype=np.int64) - v,
+            )
+        return whole
+
+    def whole_losses(self, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return the loss (size - weight) of the whole template of each pair (u[i], v[i])."""
+        _keys, first_index, inverse = np.unique(
+            self.class_pairs(u, v), return_index=True, return_inverse=True
+        )
+        losses = []
+        for a, b in zip(u[first_index].tolist(), v[first_index].tolist(), strict=True):
+            weight, offsets_1, _offsets_2 = self.whole_template(a, b)
+            losses.append(len(offsets_1) - weight)
+        return np.array(losses, dtype=np.float64)[inverse]
+
+    def fit_template(
+        self,
+        u: int,
+        v: int,
+        covered_1: bytearray,
+        covered_2: bytearray,
+        view_1: NDArray[np.uint8],
+        view_2: NDArray[np.uint8],
+    ) -> tuple[float, int, NDArray[np.int64], NDArray[np.int64]]:
+        """Return ``fit`` as weight, size and the vertices on each page: the whole template
+        when none of its vertices is covered, else the part walked from (u, v).
+        """
+        weight, offsets_1, offsets_2 = self.whole_template(u, v)
+        taken_1, taken_2 = offsets_1 + u, offsets_2 + v
+        if (
+            covered_1.find(1, u, u + self.sizes_1[u]) < 0
+            and covered_2.find(1, v, v + self.sizes_2[v]) < 0
+        ) or not (view_1[taken_1].any() or view_2[taken_2].any()):
+            return weight, len(taken_1), taken_1, taken_2
+        weight, walked_1, walked_2 = self.fit(u, v, covered_1, covered_2)
+        return (
+            weight,
+            len(walked_1),
+            np.array(walked_1, dtype=np.int64),
+            np.array(walked_2, dtype=np.int64),
+        )
 
     def expand(self, u: int, v: int) -> tuple[float, tuple[_PairKey, ...]]:
         """Return a pair's weight and its children paired along the LCS of their tags."""
@@ -307,6 +425,41 @@ def _leaf_pair_weights(
     return 1.0 - penalty * ((attribute_gap + count_gap + type_gap) / 3.0)
 
 
+def _order_by_loss(
+    matcher: _TemplateMatcher,
+    start: int,
+    sorted_bounds: NDArray[np.int64],
+    sorted_1: NDArray[np.int64],
+    sorted_2: NDArray[np.int64],
+    view_1: NDArray[np.uint8],
+    view_2: NDArray[np.uint8],
+    bound_losses: list[float],
+    bound_1: list[int],
+    bound_2: list[int],
+) -> tuple[int, int]:
+    """Give the seeds from ``start`` on that share its bound size the loss of their whole
+    template (a template of that size is whole, so the bound stays below its true entry) and
+    sort them by (loss, u, v), leaving out those whose root is covered; return where they now
+    start and end.
+    """
+    end = int(np.searchsorted(sorted_bounds, sorted_bounds[start], "right"))
+    u, v = sorted_1[start:end], sorted_2[start:end]
+    free = (view_1[u] == 0) & (view_2[v] == 0)
+    u, v = u[free], v[free]
+    if len(u) < 2:  # nothing to sort: the bound 0.0 stands
+        begin = end - len(u)
+        bound_1[begin:end] = u.tolist()
+        bound_2[begin:end] = v.tolist()
+        return begin, end
+    losses = matcher.whole_losses(u, v)
+    order = np.lexsort((v, u, losses))
+    begin = end - len(order)
+    bound_1[begin:end] = u[order].tolist()
+    bound_2[begin:end] = v[order].tolist()
+    bound_losses[begin:end] = losses[order].tolist()
+    return begin, end
+
+
 def template_comparison(
     document_1: Document | None,
     document_2: Document | None,
@@ -332,21 +485,30 @@ def template_comparison(
     if not len(first) or not len(second):
         return LayoutMatch(_sigma(0.0, total), total, 0, 0)
     seed_1, seed_2 = _seeds(first, second, seed_candidates)
-    inner = (first.child_counts[seed_1] > 0) & (second.child_counts[seed_2] > 0)
-    inner_1, inner_2 = seed_1[inner], seed_2[inner]
-    # Queue entries: (-size, loss, u, v, exact). Every seed starts with a bound: (-min(subtree
-    # sizes), 0.0, u, v, False), known in advance and so sorted once; entries with an exact size
-    # and loss go on a heap; the next entry is the smaller of the next bound and the heap's top.
-    negative_bounds = -np.minimum(first.subtree_sizes[inner_1], second.subtree_sizes[inner_2])
-    order = np.lexsort((inner_2, inner_1, negative_bounds))
-    bound_sizes: list[int] = negative_bounds[order].tolist()
-    bound_1: list[int] = inner_1[order].tolist()
-    bound_2: list[int] = inner_2[order].tolist()
-    bounds_left, position = len(bound_sizes), 0
+    matcher = _TemplateMatcher(first, second, penalty)
+    inner = np.flatnonzero((first.child_counts[seed_1] > 0) & (second.child_counts[seed_2] > 0))
+    full_sizes = matcher.full_sizes_of(seed_1[inner], seed_2[inner])
+    # Seeds whose whole template is more than their root pair; every other seed is a single pair.
+    grows = inner[full_sizes > 1]
+    grow_1, grow_2 = seed_1[grows], seed_2[grows]
+    # Queue entries: (-size, loss, u, v, exact). Every seed starts with a bound: (-the size of
+    # its whole template, 0.0, u, v, False), known in advance and so sorted once; the seeds of
+    # one size get the loss of their whole template, and are sorted by it, when the first of
+    # them comes next (``_order_by_loss``). Entries with an exact size and loss go on a heap;
+    # the next entry is the smaller of the next bound and the heap's top.
+    negative_bounds = -full_sizes[full_sizes > 1]
+    order = np.lexsort((grow_2, grow_1, negative_bounds))
+    sorted_bounds, sorted_1, sorted_2 = negative_bounds[order], grow_1[order], grow_2[order]
+    bound_sizes: list[int] = sorted_bounds.tolist()
+    bound_losses = [0.0] * len(bound_sizes)
+    bound_1: list[int] = sorted_1.tolist()
+    bound_2: list[int] = sorted_2.tolist()
+    bounds_left, position, ordered_until = len(bound_sizes), 0, 0
     heap: list[tuple[int, float, int, int, bool]] = []
     attribute_gaps = _attribute_gaps(first, second)
-    matcher = _TemplateMatcher(first, second, penalty)
     covered_1, covered_2 = bytearray(len(first)), bytearray(len(second))
+    view_1 = np.frombuffer(covered_1, dtype=np.uint8)
+    view_2 = np.frombuffer(covered_2, dtype=np.uint8)
     left_1, left_2 = len(first), len(second)
     weight_sum, matched, templates = 0.0, 0, 0
     single_1: list[int] = []
@@ -354,14 +516,34 @@ def template_comparison(
     single_weights: list[float] = []
     # The fit of a template put back on the heap: still its fit when it is popped again if
     # none of its vertices was covered meanwhile (covering only grows).
-    refits: dict[_PairKey, tuple[float, list[int], list[int]]] = {}
+    refits: dict[_PairKey, tuple[float, int, NDArray[np.int64], NDArray[np.int64]]] = {}
     while left_1 and left_2:
         while position < bounds_left and (
             covered_1[bound_1[position]] or covered_2[bound_2[position]]
         ):
             position += 1
+        if ordered_until <= position < bounds_left:
+            position, ordered_until = _order_by_loss(
+                matcher,
+                position,
+                sorted_bounds,
+                sorted_1,
+                sorted_2,
+                view_1,
+                view_2,
+                bound_losses,
+                bound_1,
+                bound_2,
+            )
+            continue
         next_bound = (
-            (bound_sizes[position], 0.0, bound_1[position], bound_2[position], False)
+            (
+                bound_sizes[position],
+                bound_losses[position],
+                bound_1[position],
+                bound_2[position],
+                False,
+            )
             if position < bounds_left
             else None
         )
@@ -374,15 +556,13 @@ def template_comparison(
             if covered_1[u] or covered_2[v]:
                 continue
             fitted = refits.pop((u, v), None)
-            if fitted is not None and (
-                any(map(covered_1.__getitem__, fitted[1]))
-                or any(map(covered_2.__getitem__, fitted[2]))
-            ):
+            if fitted is not None and (view_1[fitted[2]].any() or view_2[fitted[3]].any()):
                 fitted = None
         else:
             break
-        weight, taken_1, taken_2 = fitted or matcher.fit(u, v, covered_1, covered_2)
-        size = len(taken_1)
+        weight, size, taken_1, taken_2 = fitted or matcher.fit_template(
+            u, v, covered_1, covered_2, view_1, view_2
+        )
         if size == 1:  # reduced to its root: a single pair, taken in the sweep below
             single_1.append(u)
             single_2.append(v)
@@ -392,21 +572,26 @@ def template_comparison(
             entry = (-size, size - weight, u, v, True)
             if (heap and entry > heap[0]) or (
                 position < bounds_left
-                and entry > (bound_sizes[position], 0.0, bound_1[position], bound_2[position])
+                and entry
+                > (
+                    bound_sizes[position],
+                    bound_losses[position],
+                    bound_1[position],
+                    bound_2[position],
+                )
             ):  # another template may be larger now: look again later
                 heapq.heappush(heap, entry)
-                refits[(u, v)] = (weight, taken_1, taken_2)
+                refits[(u, v)] = (weight, size, taken_1, taken_2)
                 continue
-        for a in taken_1:
-            covered_1[a] = 1
-        for b in taken_2:
-            covered_2[b] = 1
+        view_1[taken_1] = 1
+        view_2[taken_2] = 1
         left_1 -= size
         left_2 -= size
         weight_sum += weight
         matched += size
         templates += 1
-    leaves = ~inner
+    leaves = np.ones(len(seed_1), dtype=bool)
+    leaves[grows] = False
     leaf_weights = _leaf_pair_weights(
         first, second, seed_1[leaves], seed_2[leaves], attribute_gaps, penalty
     )
