@@ -143,6 +143,21 @@ class VertexTree:
         return np.array(sizes, dtype=np.int64)
 
     @cached_property
+    def child_tag_masks(self) -> NDArray[np.uint64]:
+        """Each vertex's child tags as a 64-bit set (bit = tag code mod 64): two vertices whose
+        masks share no bit have no child tag in common.
+        """
+        masks = np.zeros(len(self.tags), dtype=np.uint64)
+        counts = self.child_counts
+        if counts.sum():
+            children = np.fromiter(
+                (child for kids in self.children for child in kids), np.int64, int(counts.sum())
+            )
+            bits = np.left_shift(np.uint64(1), (self.tag_codes[children] % 64).astype(np.uint64))
+            np.bitwise_or.at(masks, np.repeat(np.arange(len(self.tags)), counts), bits)
+        return masks
+
+    @cached_property
     def subtree_digests(self) -> tuple[bytes, ...]:
         """A 128-bit BLAKE2 digest of each vertex's subtree (tags, attribute names, shape):
         equal digests mean identical subtrees.
@@ -196,6 +211,7 @@ _DERIVED_ARRAYS = (
     "tag_groups",
     "child_tags",
     "child_counts",
+    "child_tag_masks",
     "subtree_sizes",
     "subtree_digests",
     "subtree_classes",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict, deque
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -98,6 +99,8 @@ class _TemplateMatcher:
         self.class_count_2 = int(self.class_array_2.max()) + 1
         # class pair -> number of pairs of its whole template
         self.full_sizes: dict[int, int] = {}
+        self.child_tag_masks_1: list[int] = first.child_tag_masks.tolist()
+        self.child_tag_masks_2: list[int] = second.child_tag_masks.tolist()
         # class pair -> weight of its whole template and its vertices' offsets from the root pair
         self.whole_templates: dict[int, tuple[float, NDArray[np.int64], NDArray[np.int64]]] = {}
         self.nothing_covered_1 = bytearray(len(first))
@@ -118,6 +121,7 @@ class _TemplateMatcher:
         full_sizes, memo, expand = self.full_sizes, self.memo, self.expand
         classes_1, classes_2, class_count_2 = self.classes_1, self.classes_2, self.class_count_2
         digests_1, digests_2, sizes_1 = self.digests_1, self.digests_2, self.sizes_1
+        masks_1, masks_2 = self.child_tag_masks_1, self.child_tag_masks_2
         unique_list: list[int] = unique_keys.tolist()
         pending = list(
             zip(u[first_index].tolist(), v[first_index].tolist(), unique_list, strict=True)
@@ -137,6 +141,9 @@ class _TemplateMatcher:
                 grown = memo[pair] = expand(a, b)
             size, complete = 1, True
             for c, d in grown[1]:
+                if not masks_1[c] & masks_2[d]:  # no child tag in common: the pair alone
+                    size += 1
+                    continue
                 child_key = classes_1[c] * class_count_2 + classes_2[d]
                 child_size = full_sizes.get(child_key)
                 if child_size is None:
@@ -286,16 +293,7 @@ def _pair_shape(shape_u: _Shape, shape_v: _Shape, penalty: float) -> tuple[float
     if known is not None:
         return known
     (_name_u, tags_u, attributes_u), (_name_v, tags_v, attributes_v) = shape_u, shape_v
-    if tags_u == tags_v:
-        blocks: _Blocks = ((0, len(tags_u), 0),) if tags_u else ()
-    elif tags_u and tags_v:
-        blocks = tuple(
-            (block.src_start, block.src_end, block.dest_start)
-            for block in LCSseq.opcodes(tags_u, tags_v)
-            if block.tag == "equal"
-        )
-    else:
-        blocks = ()
+    blocks = _child_blocks(tags_u, tags_v)
     matched_children = sum(end - start for start, end, _start_v in blocks)
     # The arithmetic of ``_attribute_gaps`` (exact counts as floats, one division).
     common = float(len(attributes_u & attributes_v))
@@ -310,6 +308,34 @@ def _pair_shape(shape_u: _Shape, shape_v: _Shape, penalty: float) -> tuple[float
         _PAIR_SHAPES.clear()
     _PAIR_SHAPES[key] = shape
     return shape
+
+
+# (child tags of u, of v) -> their LCS equal blocks, kept across comparisons like the shapes
+# (many shapes share their child tags); cleared when full.
+_CHILD_BLOCKS: dict[tuple[str, str], _Blocks] = {}
+CHILD_BLOCKS_CACHE_SIZE = 1 << 17
+
+
+def _child_blocks(tags_u: str, tags_v: str) -> _Blocks:
+    """Return the equal blocks (start, end, start in v) of the LCS of two child tag strings."""
+    if tags_u == tags_v:
+        return ((0, len(tags_u), 0),) if tags_u else ()
+    if not (tags_u and tags_v):
+        return ()
+    key = (tags_u, tags_v)
+    blocks = _CHILD_BLOCKS.get(key)
+    if blocks is None:
+        # as_list: (tag, start, end, start in v, end in v), faster to read than Opcode objects
+        opcodes = cast(
+            "list[tuple[str, int, int, int, int]]", LCSseq.opcodes(tags_u, tags_v).as_list()
+        )
+        blocks = tuple(
+            (start, end, start_v) for tag, start, end, start_v, _end_v in opcodes if tag == "equal"
+        )
+        if len(_CHILD_BLOCKS) >= CHILD_BLOCKS_CACHE_SIZE:
+            _CHILD_BLOCKS.clear()
+        _CHILD_BLOCKS[key] = blocks
+    return blocks
 
 
 def _take_identical(
@@ -486,7 +512,8 @@ def template_comparison(
         return LayoutMatch(_sigma(0.0, total), total, 0, 0)
     seed_1, seed_2 = _seeds(first, second, seed_candidates)
     matcher = _TemplateMatcher(first, second, penalty)
-    inner = np.flatnonzero((first.child_counts[seed_1] > 0) & (second.child_counts[seed_2] > 0))
+    # Seeds with a child tag in common; every other seed's template is its root pair alone.
+    inner = np.flatnonzero(first.child_tag_masks[seed_1] & second.child_tag_masks[seed_2])
     full_sizes = matcher.full_sizes_of(seed_1[inner], seed_2[inner])
     # Seeds whose whole template is more than their root pair; every other seed is a single pair.
     grows = inner[full_sizes > 1]
