@@ -451,39 +451,92 @@ def _leaf_pair_weights(
     return 1.0 - penalty * ((attribute_gap + count_gap + type_gap) / 3.0)
 
 
-def _order_by_loss(
-    matcher: _TemplateMatcher,
-    start: int,
-    sorted_bounds: NDArray[np.int64],
-    sorted_1: NDArray[np.int64],
-    sorted_2: NDArray[np.int64],
-    view_1: NDArray[np.uint8],
-    view_2: NDArray[np.uint8],
-    bound_losses: list[float],
-    bound_1: list[int],
-    bound_2: list[int],
-) -> tuple[int, int]:
-    """Give the seeds from ``start`` on that share its bound size the loss of their whole
-    template (a template of that size is whole, so the bound stays below its true entry) and
-    sort them by (loss, u, v), leaving out those whose root is covered; return where they now
-    start and end.
+_Entry = tuple[int, float, int, int, bool]
+
+
+class _SeedBounds:
+    """The seeds' bounds in increasing order: (-size of the whole template, loss, u, v, False).
+
+    Each bound is at or below its seed's true entry (-size of its fit, loss of its fit, u, v,
+    True): a fit is part of the whole template, and a fit as large is the whole template. The
+    seeds of one size get the loss of their whole template (0.0 until then) and are sorted by
+    it when the first of them comes next, leaving out those whose root is covered by then.
     """
-    end = int(np.searchsorted(sorted_bounds, sorted_bounds[start], "right"))
-    u, v = sorted_1[start:end], sorted_2[start:end]
-    free = (view_1[u] == 0) & (view_2[v] == 0)
-    u, v = u[free], v[free]
-    if len(u) < 2:  # nothing to sort: the bound 0.0 stands
+
+    def __init__(
+        self,
+        matcher: _TemplateMatcher,
+        u: NDArray[np.int64],
+        v: NDArray[np.int64],
+        full_sizes: NDArray[np.int64],
+    ) -> None:
+        self.matcher = matcher
+        order = np.lexsort((v, u, -full_sizes))
+        self.sorted_sizes = -full_sizes[order]
+        self.sorted_1, self.sorted_2 = u[order], v[order]
+        self.sizes: list[int] = self.sorted_sizes.tolist()
+        self.losses = [0.0] * len(self.sizes)
+        self.first: list[int] = self.sorted_1.tolist()
+        self.second: list[int] = self.sorted_2.tolist()
+        self.position, self.ordered_until = 0, 0
+
+    def next_bound(
+        self,
+        covered_1: bytearray,
+        covered_2: bytearray,
+        view_1: NDArray[np.uint8],
+        view_2: NDArray[np.uint8],
+    ) -> _Entry | None:
+        """Return the smallest bound of a seed whose root is uncovered (None if none is left);
+        ``position`` stays on it until the caller moves on.
+        """
+        first, second, count = self.first, self.second, len(self.first)
+        while True:
+            position = self.position
+            while position < count and (covered_1[first[position]] or covered_2[second[position]]):
+                position += 1
+            self.position = position
+            if position == count:
+                return None
+            if position < self.ordered_until:
+                return (
+                    self.sizes[position],
+                    self.losses[position],
+                    first[position],
+                    second[position],
+                    False,
+                )
+            self._order_by_loss(view_1, view_2)
+
+    def lower_bound(self) -> tuple[int, float, int, int] | None:
+        """Return a key at or below every bound not handed out yet (None if none is left)."""
+        position = self.position
+        if position == len(self.first):
+            return None
+        return (
+            self.sizes[position],
+            self.losses[position],
+            self.first[position],
+            self.second[position],
+        )
+
+    def _order_by_loss(self, view_1: NDArray[np.uint8], view_2: NDArray[np.uint8]) -> None:
+        """Give the seeds from ``position`` on that share its size their whole template's loss
+        and sort them by (loss, u, v), those whose root is covered left out (before them)."""
+        start = self.position
+        end = int(np.searchsorted(self.sorted_sizes, self.sorted_sizes[start], "right"))
+        u, v = self.sorted_1[start:end], self.sorted_2[start:end]
+        free = (view_1[u] == 0) & (view_2[v] == 0)
+        u, v = u[free], v[free]
         begin = end - len(u)
-        bound_1[begin:end] = u.tolist()
-        bound_2[begin:end] = v.tolist()
-        return begin, end
-    losses = matcher.whole_losses(u, v)
-    order = np.lexsort((v, u, losses))
-    begin = end - len(order)
-    bound_1[begin:end] = u[order].tolist()
-    bound_2[begin:end] = v[order].tolist()
-    bound_losses[begin:end] = losses[order].tolist()
-    return begin, end
+        if len(u) > 1:  # one seed needs no order: its bound 0.0 stands
+            losses = self.matcher.whole_losses(u, v)
+            order = np.lexsort((v, u, losses))
+            u, v = u[order], v[order]
+            self.losses[begin:end] = losses[order].tolist()
+        self.first[begin:end] = u.tolist()
+        self.second[begin:end] = v.tolist()
+        self.position, self.ordered_until = begin, end
 
 
 def template_comparison(
@@ -501,6 +554,12 @@ def template_comparison(
     pairs come from a lazy priority queue that re-scores a template whose vertices were partly
     covered by an earlier one; single pairs (a leaf on either side, or a template reduced to its
     root) are all known in advance and taken last, by least penalty, in one sorted sweep.
+
+    A template with nothing covered depends on its two subtrees alone, so its size, weight and
+    shape are found once per pair of subtree classes (identical subtrees) and shared by every
+    seed of that pair: each seed enters the queue at its whole template's size and loss, so a
+    seed is walked only when part of its template was covered, and the work grows with the
+    pages rather than with the seeds times their templates.
     """
     if not 0.0 <= penalty <= 1.0:
         raise ConfigError(f"penalty must be in [0, 1], got {penalty!r}")
@@ -517,21 +576,11 @@ def template_comparison(
     full_sizes = matcher.full_sizes_of(seed_1[inner], seed_2[inner])
     # Seeds whose whole template is more than their root pair; every other seed is a single pair.
     grows = inner[full_sizes > 1]
-    grow_1, grow_2 = seed_1[grows], seed_2[grows]
-    # Queue entries: (-size, loss, u, v, exact). Every seed starts with a bound: (-the size of
-    # its whole template, 0.0, u, v, False), known in advance and so sorted once; the seeds of
-    # one size get the loss of their whole template, and are sorted by it, when the first of
-    # them comes next (``_order_by_loss``). Entries with an exact size and loss go on a heap;
-    # the next entry is the smaller of the next bound and the heap's top.
-    negative_bounds = -full_sizes[full_sizes > 1]
-    order = np.lexsort((grow_2, grow_1, negative_bounds))
-    sorted_bounds, sorted_1, sorted_2 = negative_bounds[order], grow_1[order], grow_2[order]
-    bound_sizes: list[int] = sorted_bounds.tolist()
-    bound_losses = [0.0] * len(bound_sizes)
-    bound_1: list[int] = sorted_1.tolist()
-    bound_2: list[int] = sorted_2.tolist()
-    bounds_left, position, ordered_until = len(bound_sizes), 0, 0
-    heap: list[tuple[int, float, int, int, bool]] = []
+    # Queue entries: (-size, loss, u, v, exact). The seeds' bounds come in order from
+    # ``_SeedBounds``; entries with an exact size and loss go on a heap; the next entry is the
+    # smaller of the next bound and the heap's top.
+    bounds = _SeedBounds(matcher, seed_1[grows], seed_2[grows], full_sizes[full_sizes > 1])
+    heap: list[_Entry] = []
     attribute_gaps = _attribute_gaps(first, second)
     covered_1, covered_2 = bytearray(len(first)), bytearray(len(second))
     view_1 = np.frombuffer(covered_1, dtype=np.uint8)
@@ -545,39 +594,11 @@ def template_comparison(
     # none of its vertices was covered meanwhile (covering only grows).
     refits: dict[_PairKey, tuple[float, int, NDArray[np.int64], NDArray[np.int64]]] = {}
     while left_1 and left_2:
-        while position < bounds_left and (
-            covered_1[bound_1[position]] or covered_2[bound_2[position]]
-        ):
-            position += 1
-        if ordered_until <= position < bounds_left:
-            position, ordered_until = _order_by_loss(
-                matcher,
-                position,
-                sorted_bounds,
-                sorted_1,
-                sorted_2,
-                view_1,
-                view_2,
-                bound_losses,
-                bound_1,
-                bound_2,
-            )
-            continue
-        next_bound = (
-            (
-                bound_sizes[position],
-                bound_losses[position],
-                bound_1[position],
-                bound_2[position],
-                False,
-            )
-            if position < bounds_left
-            else None
-        )
+        next_bound = bounds.next_bound(covered_1, covered_2, view_1, view_2)
         fitted = None
         if next_bound is not None and (not heap or next_bound < heap[0]):
             negative_size, loss, u, v, exact = next_bound
-            position += 1
+            bounds.position += 1
         elif heap:
             negative_size, loss, u, v, exact = heapq.heappop(heap)
             if covered_1[u] or covered_2[v]:
@@ -597,16 +618,9 @@ def template_comparison(
             continue
         if not (exact and size == -negative_size and size - weight == loss):
             entry = (-size, size - weight, u, v, True)
-            if (heap and entry > heap[0]) or (
-                position < bounds_left
-                and entry
-                > (
-                    bound_sizes[position],
-                    bound_losses[position],
-                    bound_1[position],
-                    bound_2[position],
-                )
-            ):  # another template may be larger now: look again later
+            lower_bound = bounds.lower_bound()
+            if (heap and entry > heap[0]) or (lower_bound is not None and entry > lower_bound):
+                # another template may be larger now: look again later
                 heapq.heappush(heap, entry)
                 refits[(u, v)] = (weight, size, taken_1, taken_2)
                 continue
@@ -625,9 +639,7 @@ def template_comparison(
     pair_1 = np.concatenate([seed_1[leaves], np.array(single_1, dtype=np.int64)])
     pair_2 = np.concatenate([seed_2[leaves], np.array(single_2, dtype=np.int64)])
     weights = np.concatenate([leaf_weights, np.array(single_weights, dtype=np.float64)])
-    uncovered = (np.frombuffer(covered_1, dtype=np.uint8)[pair_1] == 0) & (
-        np.frombuffer(covered_2, dtype=np.uint8)[pair_2] == 0
-    )
+    uncovered = (view_1[pair_1] == 0) & (view_2[pair_2] == 0)
     pair_1, pair_2, weights = pair_1[uncovered], pair_2[uncovered], weights[uncovered]
     order = np.lexsort((pair_2, pair_1, 1.0 - weights))
     for u, v, weight in zip(
