@@ -472,7 +472,7 @@ class _SeedBounds:
     ) -> None:
         self.matcher = matcher
         order = np.lexsort((v, u, -full_sizes))
-        self.sorted_sizes = -full_sizes[order]
+        self.sorted_sizes = -full_sizes[order]  # negated, as in the entries: largest first
         self.sorted_1, self.sorted_2 = u[order], v[order]
         self.sizes: list[int] = self.sorted_sizes.tolist()
         self.losses = [0.0] * len(self.sizes)
