@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import random
 import tarfile
 from pathlib import Path
 
@@ -138,3 +139,149 @@ def test_the_shape_cache_shared_by_comparisons_is_bounded_and_changes_no_result(
             assert template_comparison(first, second, penalty=penalty) == expected
             assert len(layout._PAIR_SHAPES) <= 5
     layout._PAIR_SHAPES.clear()
+
+
+TRAFILATURA_EVAL = TESTS.parents[0] / ".." / "shared" / "datasets" / "trafilatura-eval"
+# The four heaviest pages of trafilatura's evaluation set (5,600 to 10,100 elements).
+HEAVY_PAGES = (
+    "tests/eval/siegfried-marcus-berufsschule.at.kft.html",
+    "tests/eval/leichtathletik-ostalbkreis.de.1952007.html",
+    "tests/eval/umweltbundesamt.de-atomkraft.html",
+    "tests/eval/dailymail.co.uk.food.html",
+)
+
+
+def _edited_copy(document: ParsedDocument, every: int) -> ParsedDocument:
+    """A copy of a page with every ``every``-th element of its body removed or renamed."""
+    root = copy.deepcopy(document.root)
+    for index, element in enumerate(list(root.iter("div", "li", "tr", "p", "span", "a"))):
+        parent = element.getparent()
+        if index % every == 0 and parent is not None:
+            parent.remove(element)
+        elif index % every == 1:
+            element.tag = "section"
+    return parse_document(root)
+
+
+def test_template_comparison_equals_the_reference_on_heavy_real_pages() -> None:
+    archive_path = TRAFILATURA_EVAL / "trafilatura-eval.tar.xz"
+    if not archive_path.is_file():
+        pytest.skip(f"trafilatura-eval not found at {archive_path}")
+    with tarfile.open(archive_path) as archive:
+        documents = []
+        for name in HEAVY_PAGES:
+            member = archive.extractfile(name)
+            assert member is not None
+            documents.append(parse_document(member.read()))
+    assert min(len(document.vertices) for document in documents) >= 3000
+    # Different sites, each page with itself, and a page with an edited copy of it (one large
+    # template partly covered by smaller ones).
+    assert _assert_same_on_all_pairs(documents) == 16
+    for document in documents[:2]:
+        edited = _edited_copy(document, 9)
+        for one, other in ((document, edited), (edited, document)):
+            assert template_comparison(one, other) == reference.template_comparison(one, other)
+
+
+def _blog_page(posts: int, seed: int) -> str:
+    """A generated page of many posts that share a template but vary in their parts."""
+    rng = random.Random(seed)
+    parts = []
+    for _ in range(posts):
+        paragraphs = "".join(
+            "<p><a href=x>link</a> text</p>" if rng.random() < 0.4 else "<p>text</p>"
+            for _ in range(rng.randint(1, 5))
+        )
+        tags = "<ul>" + "<li><a href=t>tag</a></li>" * rng.randint(1, 4) + "</ul>"
+        parts.append(
+            f"<article class=post><h2><a href=p>title</a></h2><div class=meta><span>a</span>"
+            f"<span>b</span></div>{paragraphs}{tags if rng.random() < 0.5 else ''}</article>"
+        )
+        if rng.random() < 0.1:
+            parts.append(
+                "<table>" + "<tr><td>1</td><td>2</td></tr>" * rng.randint(1, 3) + "</table>"
+            )
+    menu = "<nav><ul>" + "<li><a href=m>menu</a></li>" * 8 + "</ul></nav>"
+    return f"<html><body><header>{menu}</header><main>{''.join(parts)}</main></body></html>"
+
+
+def test_template_comparison_equals_the_reference_on_heavy_generated_pages() -> None:
+    first, second = (parse_document(_blog_page(300, seed)) for seed in (1, 2))
+    assert min(len(first.vertices), len(second.vertices)) >= 3000
+    edited = _edited_copy(first, 13)
+    nested = [parse_document(_nested_page(200, seed)) for seed in (1, 2)]
+    for one, other in ((first, second), (first, edited), (edited, first), tuple(nested)):
+        for penalty in (0.5, 1.0):
+            expected = reference.template_comparison(one, other, penalty=penalty)
+            assert template_comparison(one, other, penalty=penalty) == expected
+
+
+def _nested_page(depth: int, seed: int) -> str:
+    """A generated page of nested blocks, each holding a small varying part and the next."""
+    rng = random.Random(seed)
+    opening = "".join(
+        "<div><span>a</span>" if rng.random() < 0.5 else "<div><p>b</p>" for _ in range(depth)
+    )
+    return f"<html><body>{opening}{'</div>' * depth}</body></html>"
+
+
+def test_template_comparison_work_grows_linearly_with_the_pages(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pairs expanded and pairs walked per vertex, pages growing eightfold: counted, not timed.
+
+    On nested blocks every seed's template holds the blocks below it; fitting each in turn
+    (the seed's way, and this package's until the whole-template sizes) grows quadratically.
+    """
+    work = [0]
+    expand, fit = layout._TemplateMatcher.expand, layout._TemplateMatcher.fit
+
+    def counted_expand(self: layout._TemplateMatcher, u: int, v: int) -> object:
+        work[0] += 1
+        return expand(self, u, v)
+
+    def counted_fit(self: layout._TemplateMatcher, *args: object) -> object:
+        fitted = fit(self, *args)  # type: ignore[arg-type]
+        work[0] += len(fitted[1])
+        return fitted
+
+    monkeypatch.setattr(layout._TemplateMatcher, "expand", counted_expand)
+    monkeypatch.setattr(layout._TemplateMatcher, "fit", counted_fit)
+    for page, sizes in ((_blog_page, (100, 200, 400, 800)), (_nested_page, (30, 60, 120, 240))):
+        per_vertex = []
+        for size in sizes:
+            first, second = (parse_document(page(size, seed)) for seed in (3, 4))
+            work[0] = 0
+            template_comparison(first, second)
+            per_vertex.append(work[0] / (len(first.vertices) + len(second.vertices)))
+        # Work per vertex stays within a factor of 2 while the pages grow eightfold.
+        assert max(per_vertex) <= 2 * min(per_vertex), (page.__name__, per_vertex)
+
+
+def test_the_child_blocks_cache_is_bounded_and_changes_no_result(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    paths = sorted((TESTS / "site").glob("*.html"))[:6]
+    documents = [parse_document(path.read_bytes()) for path in paths]
+    monkeypatch.setattr(layout, "CHILD_BLOCKS_CACHE_SIZE", 5)
+    monkeypatch.setattr(layout, "_PAIR_SHAPES", {})  # every shape's blocks looked up afresh
+    monkeypatch.setattr(layout, "_CHILD_BLOCKS", {})
+    for first, second in itertools.product(documents, repeat=2):
+        assert template_comparison(first, second) == reference.template_comparison(first, second)
+        assert len(layout._CHILD_BLOCKS) <= 5
+
+
+def test_subtree_classes_and_child_tag_masks_say_what_they_claim() -> None:
+    document = parse_document(_blog_page(40, 5))
+    vertices = document.vertices
+    classes, digests = vertices.subtree_classes.tolist(), vertices.subtree_digests
+    by_digest: dict[bytes, int] = {}
+    for vertex_class, digest in zip(classes, digests, strict=True):
+        assert by_digest.setdefault(digest, vertex_class) == vertex_class
+    assert len(set(by_digest.values())) == len(by_digest) < len(vertices)
+    masks = vertices.child_tag_masks.tolist()
+    child_tags = [{vertices.tags[child] for child in kids} for kids in vertices.children]
+    for u, v in itertools.combinations(range(0, len(vertices), 7), 2):
+        if child_tags[u] & child_tags[v]:
+            assert masks[u] & masks[v]
+    assert all(mask == 0 for mask, kids in zip(masks, vertices.children, strict=True) if not kids)

@@ -143,6 +143,21 @@ class VertexTree:
         return np.array(sizes, dtype=np.int64)
 
     @cached_property
+    def child_tag_masks(self) -> NDArray[np.uint64]:
+        """Each vertex's child tags as a 64-bit set (bit = tag code mod 64): two vertices whose
+        masks share no bit have no child tag in common.
+        """
+        masks = np.zeros(len(self.tags), dtype=np.uint64)
+        counts = self.child_counts
+        if counts.sum():
+            children = np.fromiter(
+                (child for kids in self.children for child in kids), np.int64, int(counts.sum())
+            )
+            bits = np.left_shift(np.uint64(1), (self.tag_codes[children] % 64).astype(np.uint64))
+            np.bitwise_or.at(masks, np.repeat(np.arange(len(self.tags)), counts), bits)
+        return masks
+
+    @cached_property
     def subtree_digests(self) -> tuple[bytes, ...]:
         """A 128-bit BLAKE2 digest of each vertex's subtree (tags, attribute names, shape):
         equal digests mean identical subtrees.
@@ -156,6 +171,17 @@ class VertexTree:
                 digest.update(digests[child])
             digests[index] = digest.digest()
         return tuple(digests)
+
+    @cached_property
+    def subtree_classes(self) -> NDArray[np.int64]:
+        """Each vertex's subtree as a class of the page, numbered from 0: equal classes mean
+        identical subtrees (equal ``subtree_digests``).
+        """
+        classes: dict[bytes, int] = {}
+        return np.array(
+            [classes.setdefault(digest, len(classes)) for digest in self.subtree_digests],
+            dtype=np.int64,
+        )
 
     @cached_property
     def attribute_incidence(
@@ -185,8 +211,10 @@ _DERIVED_ARRAYS = (
     "tag_groups",
     "child_tags",
     "child_counts",
+    "child_tag_masks",
     "subtree_sizes",
     "subtree_digests",
+    "subtree_classes",
     "attribute_sets",
     "attribute_incidence",
     "shape_ids",

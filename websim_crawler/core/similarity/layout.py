@@ -12,6 +12,7 @@ from __future__ import annotations
 import heapq
 from collections import defaultdict, deque
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from numpy.typing import NDArray
@@ -89,6 +90,130 @@ class _TemplateMatcher:
         self.shapes: dict[tuple[int, int], tuple[float, tuple[tuple[int, int, int], ...]]] = {}
         # (u, v) -> (the pair's weight 1 - penalty * mismatch, its aligned child pairs)
         self.memo: dict[_PairKey, tuple[float, tuple[_PairKey, ...]]] = {}
+        # A template with nothing covered depends on the two subtrees alone, so it is known by
+        # their classes (``VertexTree.subtree_classes``), numbered class_1 * classes_2 + class_2.
+        self.sizes_2: list[int] = second.subtree_sizes.tolist()
+        self.class_array_1, self.class_array_2 = first.subtree_classes, second.subtree_classes
+        self.classes_1: list[int] = self.class_array_1.tolist()
+        self.classes_2: list[int] = self.class_array_2.tolist()
+        self.class_count_2 = int(self.class_array_2.max()) + 1
+        # class pair -> number of pairs of its whole template
+        self.full_sizes: dict[int, int] = {}
+        self.child_tag_masks_1: list[int] = first.child_tag_masks.tolist()
+        self.child_tag_masks_2: list[int] = second.child_tag_masks.tolist()
+        # class pair -> weight of its whole template and its vertices' offsets from the root pair
+        self.whole_templates: dict[int, tuple[float, NDArray[np.int64], NDArray[np.int64]]] = {}
+        self.nothing_covered_1 = bytearray(len(first))
+        self.nothing_covered_2 = bytearray(len(second))
+
+    def class_pair(self, u: int, v: int) -> int:
+        """Number the pair of the subtree classes of u and v."""
+        return self.classes_1[u] * self.class_count_2 + self.classes_2[v]
+
+    def full_sizes_of(self, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Return the number of pairs of the whole template rooted at each pair (u[i], v[i]).
+
+        That is 1 + those of its child pairs' templates (for identical subtrees, their size),
+        found once for each class pair, children first.
+        """
+        keys = self.class_pairs(u, v)
+        unique_keys, first_index, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        full_sizes, memo, expand = self.full_sizes, self.memo, self.expand
+        classes_1, classes_2, class_count_2 = self.classes_1, self.classes_2, self.class_count_2
+        digests_1, digests_2, sizes_1 = self.digests_1, self.digests_2, self.sizes_1
+        masks_1, masks_2 = self.child_tag_masks_1, self.child_tag_masks_2
+        unique_list: list[int] = unique_keys.tolist()
+        pending = list(
+            zip(u[first_index].tolist(), v[first_index].tolist(), unique_list, strict=True)
+        )
+        while pending:
+            a, b, key = pending[-1]
+            if key in full_sizes:
+                pending.pop()
+                continue
+            if digests_1[a] == digests_2[b]:
+                full_sizes[key] = sizes_1[a]
+                pending.pop()
+                continue
+            pair = (a, b)
+            grown = memo.get(pair)
+            if grown is None:
+                grown = memo[pair] = expand(a, b)
+            size, complete = 1, True
+            for c, d in grown[1]:
+                if not masks_1[c] & masks_2[d]:  # no child tag in common: the pair alone
+                    size += 1
+                    continue
+                child_key = classes_1[c] * class_count_2 + classes_2[d]
+                child_size = full_sizes.get(child_key)
+                if child_size is None:
+                    pending.append((c, d, child_key))
+                    complete = False
+                else:
+                    size += child_size
+            if complete:
+                full_sizes[key] = size
+                pending.pop()
+        return np.array([full_sizes[key] for key in unique_list], dtype=np.int64)[inverse]
+
+    def class_pairs(self, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.int64]:
+        """Number the class pairs of the pairs (u[i], v[i]), as ``class_pair`` does."""
+        return self.class_array_1[u] * self.class_count_2 + self.class_array_2[v]
+
+    def whole_template(self, u: int, v: int) -> tuple[float, NDArray[np.int64], NDArray[np.int64]]:
+        """Return the weight of the whole template rooted at (u, v) and its vertices' offsets
+        from u and from v (the same for every pair of its class pair, so walked once).
+        """
+        key = self.class_pair(u, v)
+        whole = self.whole_templates.get(key)
+        if whole is None:
+            weight, taken_1, taken_2 = self.fit(
+                u, v, self.nothing_covered_1, self.nothing_covered_2
+            )
+            whole = self.whole_templates[key] = (
+                weight,
+                np.array(taken_1, dtype=np.int64) - u,
+                np.array(taken_2, dtype=np.int64) - v,
+            )
+        return whole
+
+    def whole_losses(self, u: NDArray[np.int64], v: NDArray[np.int64]) -> NDArray[np.float64]:
+        """Return the loss (size - weight) of the whole template of each pair (u[i], v[i])."""
+        _keys, first_index, inverse = np.unique(
+            self.class_pairs(u, v), return_index=True, return_inverse=True
+        )
+        losses = []
+        for a, b in zip(u[first_index].tolist(), v[first_index].tolist(), strict=True):
+            weight, offsets_1, _offsets_2 = self.whole_template(a, b)
+            losses.append(len(offsets_1) - weight)
+        return np.array(losses, dtype=np.float64)[inverse]
+
+    def fit_template(
+        self,
+        u: int,
+        v: int,
+        covered_1: bytearray,
+        covered_2: bytearray,
+        view_1: NDArray[np.uint8],
+        view_2: NDArray[np.uint8],
+    ) -> tuple[float, int, NDArray[np.int64], NDArray[np.int64]]:
+        """Return ``fit`` as weight, size and the vertices on each page: the whole template
+        when none of its vertices is covered, else the part walked from (u, v).
+        """
+        weight, offsets_1, offsets_2 = self.whole_template(u, v)
+        taken_1, taken_2 = offsets_1 + u, offsets_2 + v
+        if (
+            covered_1.find(1, u, u + self.sizes_1[u]) < 0
+            and covered_2.find(1, v, v + self.sizes_2[v]) < 0
+        ) or not (view_1[taken_1].any() or view_2[taken_2].any()):
+            return weight, len(taken_1), taken_1, taken_2
+        weight, walked_1, walked_2 = self.fit(u, v, covered_1, covered_2)
+        return (
+            weight,
+            len(walked_1),
+            np.array(walked_1, dtype=np.int64),
+            np.array(walked_2, dtype=np.int64),
+        )
 
     def expand(self, u: int, v: int) -> tuple[float, tuple[_PairKey, ...]]:
         """Return a pair's weight and its children paired along the LCS of their tags."""
@@ -168,16 +293,7 @@ def _pair_shape(shape_u: _Shape, shape_v: _Shape, penalty: float) -> tuple[float
     if known is not None:
         return known
     (_name_u, tags_u, attributes_u), (_name_v, tags_v, attributes_v) = shape_u, shape_v
-    if tags_u == tags_v:
-        blocks: _Blocks = ((0, len(tags_u), 0),) if tags_u else ()
-    elif tags_u and tags_v:
-        blocks = tuple(
-            (block.src_start, block.src_end, block.dest_start)
-            for block in LCSseq.opcodes(tags_u, tags_v)
-            if block.tag == "equal"
-        )
-    else:
-        blocks = ()
+    blocks = _child_blocks(tags_u, tags_v)
     matched_children = sum(end - start for start, end, _start_v in blocks)
     # The arithmetic of ``_attribute_gaps`` (exact counts as floats, one division).
     common = float(len(attributes_u & attributes_v))
@@ -192,6 +308,34 @@ def _pair_shape(shape_u: _Shape, shape_v: _Shape, penalty: float) -> tuple[float
         _PAIR_SHAPES.clear()
     _PAIR_SHAPES[key] = shape
     return shape
+
+
+# (child tags of u, of v) -> their LCS equal blocks, kept across comparisons like the shapes
+# (many shapes share their child tags); cleared when full.
+_CHILD_BLOCKS: dict[tuple[str, str], _Blocks] = {}
+CHILD_BLOCKS_CACHE_SIZE = 1 << 17
+
+
+def _child_blocks(tags_u: str, tags_v: str) -> _Blocks:
+    """Return the equal blocks (start, end, start in v) of the LCS of two child tag strings."""
+    if tags_u == tags_v:
+        return ((0, len(tags_u), 0),) if tags_u else ()
+    if not (tags_u and tags_v):
+        return ()
+    key = (tags_u, tags_v)
+    blocks = _CHILD_BLOCKS.get(key)
+    if blocks is None:
+        # as_list: (tag, start, end, start in v, end in v), faster to read than Opcode objects
+        opcodes = cast(
+            "list[tuple[str, int, int, int, int]]", LCSseq.opcodes(tags_u, tags_v).as_list()
+        )
+        blocks = tuple(
+            (start, end, start_v) for tag, start, end, start_v, _end_v in opcodes if tag == "equal"
+        )
+        if len(_CHILD_BLOCKS) >= CHILD_BLOCKS_CACHE_SIZE:
+            _CHILD_BLOCKS.clear()
+        _CHILD_BLOCKS[key] = blocks
+    return blocks
 
 
 def _take_identical(
@@ -307,6 +451,94 @@ def _leaf_pair_weights(
     return 1.0 - penalty * ((attribute_gap + count_gap + type_gap) / 3.0)
 
 
+_Entry = tuple[int, float, int, int, bool]
+
+
+class _SeedBounds:
+    """The seeds' bounds in increasing order: (-size of the whole template, loss, u, v, False).
+
+    Each bound is at or below its seed's true entry (-size of its fit, loss of its fit, u, v,
+    True): a fit is part of the whole template, and a fit as large is the whole template. The
+    seeds of one size get the loss of their whole template (0.0 until then) and are sorted by
+    it when the first of them comes next, leaving out those whose root is covered by then.
+    """
+
+    def __init__(
+        self,
+        matcher: _TemplateMatcher,
+        u: NDArray[np.int64],
+        v: NDArray[np.int64],
+        full_sizes: NDArray[np.int64],
+    ) -> None:
+        self.matcher = matcher
+        order = np.lexsort((v, u, -full_sizes))
+        self.sorted_sizes = -full_sizes[order]  # negated, as in the entries: largest first
+        self.sorted_1, self.sorted_2 = u[order], v[order]
+        self.sizes: list[int] = self.sorted_sizes.tolist()
+        self.losses = [0.0] * len(self.sizes)
+        self.first: list[int] = self.sorted_1.tolist()
+        self.second: list[int] = self.sorted_2.tolist()
+        self.position, self.ordered_until = 0, 0
+
+    def next_bound(
+        self,
+        covered_1: bytearray,
+        covered_2: bytearray,
+        view_1: NDArray[np.uint8],
+        view_2: NDArray[np.uint8],
+    ) -> _Entry | None:
+        """Return the smallest bound of a seed whose root is uncovered (None if none is left);
+        ``position`` stays on it until the caller moves on.
+        """
+        first, second, count = self.first, self.second, len(self.first)
+        while True:
+            position = self.position
+            while position < count and (covered_1[first[position]] or covered_2[second[position]]):
+                position += 1
+            self.position = position
+            if position == count:
+                return None
+            if position < self.ordered_until:
+                return (
+                    self.sizes[position],
+                    self.losses[position],
+                    first[position],
+                    second[position],
+                    False,
+                )
+            self._order_by_loss(view_1, view_2)
+
+    def lower_bound(self) -> tuple[int, float, int, int] | None:
+        """Return a key at or below every bound not handed out yet (None if none is left)."""
+        position = self.position
+        if position == len(self.first):
+            return None
+        return (
+            self.sizes[position],
+            self.losses[position],
+            self.first[position],
+            self.second[position],
+        )
+
+    def _order_by_loss(self, view_1: NDArray[np.uint8], view_2: NDArray[np.uint8]) -> None:
+        """Give the seeds from ``position`` on that share its size their whole template's loss
+        and sort them by (loss, u, v), those whose root is covered left out (before them)."""
+        start = self.position
+        end = int(np.searchsorted(self.sorted_sizes, self.sorted_sizes[start], "right"))
+        u, v = self.sorted_1[start:end], self.sorted_2[start:end]
+        free = (view_1[u] == 0) & (view_2[v] == 0)
+        u, v = u[free], v[free]
+        begin = end - len(u)
+        if len(u) > 1:  # one seed needs no order: its bound 0.0 stands
+            losses = self.matcher.whole_losses(u, v)
+            order = np.lexsort((v, u, losses))
+            u, v = u[order], v[order]
+            self.losses[begin:end] = losses[order].tolist()
+        self.first[begin:end] = u.tolist()
+        self.second[begin:end] = v.tolist()
+        self.position, self.ordered_until = begin, end
+
+
 def template_comparison(
     document_1: Document | None,
     document_2: Document | None,
@@ -322,6 +554,12 @@ def template_comparison(
     pairs come from a lazy priority queue that re-scores a template whose vertices were partly
     covered by an earlier one; single pairs (a leaf on either side, or a template reduced to its
     root) are all known in advance and taken last, by least penalty, in one sorted sweep.
+
+    A template with nothing covered depends on its two subtrees alone, so its size, weight and
+    shape are found once per pair of subtree classes (identical subtrees) and shared by every
+    seed of that pair: each seed enters the queue at its whole template's size and loss, so a
+    seed is walked only when part of its template was covered, and the work grows with the
+    pages rather than with the seeds times their templates.
     """
     if not 0.0 <= penalty <= 1.0:
         raise ConfigError(f"penalty must be in [0, 1], got {penalty!r}")
@@ -332,21 +570,21 @@ def template_comparison(
     if not len(first) or not len(second):
         return LayoutMatch(_sigma(0.0, total), total, 0, 0)
     seed_1, seed_2 = _seeds(first, second, seed_candidates)
-    inner = (first.child_counts[seed_1] > 0) & (second.child_counts[seed_2] > 0)
-    inner_1, inner_2 = seed_1[inner], seed_2[inner]
-    # Queue entries: (-size, loss, u, v, exact). Every seed starts with a bound: (-min(subtree
-    # sizes), 0.0, u, v, False), known in advance and so sorted once; entries with an exact size
-    # and loss go on a heap; the next entry is the smaller of the next bound and the heap's top.
-    negative_bounds = -np.minimum(first.subtree_sizes[inner_1], second.subtree_sizes[inner_2])
-    order = np.lexsort((inner_2, inner_1, negative_bounds))
-    bound_sizes: list[int] = negative_bounds[order].tolist()
-    bound_1: list[int] = inner_1[order].tolist()
-    bound_2: list[int] = inner_2[order].tolist()
-    bounds_left, position = len(bound_sizes), 0
-    heap: list[tuple[int, float, int, int, bool]] = []
-    attribute_gaps = _attribute_gaps(first, second)
     matcher = _TemplateMatcher(first, second, penalty)
+    # Seeds with a child tag in common; every other seed's template is its root pair alone.
+    inner = np.flatnonzero(first.child_tag_masks[seed_1] & second.child_tag_masks[seed_2])
+    full_sizes = matcher.full_sizes_of(seed_1[inner], seed_2[inner])
+    # Seeds whose whole template is more than their root pair; every other seed is a single pair.
+    grows = inner[full_sizes > 1]
+    # Queue entries: (-size, loss, u, v, exact). The seeds' bounds come in order from
+    # ``_SeedBounds``; entries with an exact size and loss go on a heap; the next entry is the
+    # smaller of the next bound and the heap's top.
+    bounds = _SeedBounds(matcher, seed_1[grows], seed_2[grows], full_sizes[full_sizes > 1])
+    heap: list[_Entry] = []
+    attribute_gaps = _attribute_gaps(first, second)
     covered_1, covered_2 = bytearray(len(first)), bytearray(len(second))
+    view_1 = np.frombuffer(covered_1, dtype=np.uint8)
+    view_2 = np.frombuffer(covered_2, dtype=np.uint8)
     left_1, left_2 = len(first), len(second)
     weight_sum, matched, templates = 0.0, 0, 0
     single_1: list[int] = []
@@ -354,35 +592,25 @@ def template_comparison(
     single_weights: list[float] = []
     # The fit of a template put back on the heap: still its fit when it is popped again if
     # none of its vertices was covered meanwhile (covering only grows).
-    refits: dict[_PairKey, tuple[float, list[int], list[int]]] = {}
+    refits: dict[_PairKey, tuple[float, int, NDArray[np.int64], NDArray[np.int64]]] = {}
     while left_1 and left_2:
-        while position < bounds_left and (
-            covered_1[bound_1[position]] or covered_2[bound_2[position]]
-        ):
-            position += 1
-        next_bound = (
-            (bound_sizes[position], 0.0, bound_1[position], bound_2[position], False)
-            if position < bounds_left
-            else None
-        )
+        next_bound = bounds.next_bound(covered_1, covered_2, view_1, view_2)
         fitted = None
         if next_bound is not None and (not heap or next_bound < heap[0]):
             negative_size, loss, u, v, exact = next_bound
-            position += 1
+            bounds.position += 1
         elif heap:
             negative_size, loss, u, v, exact = heapq.heappop(heap)
             if covered_1[u] or covered_2[v]:
                 continue
             fitted = refits.pop((u, v), None)
-            if fitted is not None and (
-                any(map(covered_1.__getitem__, fitted[1]))
-                or any(map(covered_2.__getitem__, fitted[2]))
-            ):
+            if fitted is not None and (view_1[fitted[2]].any() or view_2[fitted[3]].any()):
                 fitted = None
         else:
             break
-        weight, taken_1, taken_2 = fitted or matcher.fit(u, v, covered_1, covered_2)
-        size = len(taken_1)
+        weight, size, taken_1, taken_2 = fitted or matcher.fit_template(
+            u, v, covered_1, covered_2, view_1, view_2
+        )
         if size == 1:  # reduced to its root: a single pair, taken in the sweep below
             single_1.append(u)
             single_2.append(v)
@@ -390,32 +618,28 @@ def template_comparison(
             continue
         if not (exact and size == -negative_size and size - weight == loss):
             entry = (-size, size - weight, u, v, True)
-            if (heap and entry > heap[0]) or (
-                position < bounds_left
-                and entry > (bound_sizes[position], 0.0, bound_1[position], bound_2[position])
-            ):  # another template may be larger now: look again later
+            lower_bound = bounds.lower_bound()
+            if (heap and entry > heap[0]) or (lower_bound is not None and entry > lower_bound):
+                # another template may be larger now: look again later
                 heapq.heappush(heap, entry)
-                refits[(u, v)] = (weight, taken_1, taken_2)
+                refits[(u, v)] = (weight, size, taken_1, taken_2)
                 continue
-        for a in taken_1:
-            covered_1[a] = 1
-        for b in taken_2:
-            covered_2[b] = 1
+        view_1[taken_1] = 1
+        view_2[taken_2] = 1
         left_1 -= size
         left_2 -= size
         weight_sum += weight
         matched += size
         templates += 1
-    leaves = ~inner
+    leaves = np.ones(len(seed_1), dtype=bool)
+    leaves[grows] = False
     leaf_weights = _leaf_pair_weights(
         first, second, seed_1[leaves], seed_2[leaves], attribute_gaps, penalty
     )
     pair_1 = np.concatenate([seed_1[leaves], np.array(single_1, dtype=np.int64)])
     pair_2 = np.concatenate([seed_2[leaves], np.array(single_2, dtype=np.int64)])
     weights = np.concatenate([leaf_weights, np.array(single_weights, dtype=np.float64)])
-    uncovered = (np.frombuffer(covered_1, dtype=np.uint8)[pair_1] == 0) & (
-        np.frombuffer(covered_2, dtype=np.uint8)[pair_2] == 0
-    )
+    uncovered = (view_1[pair_1] == 0) & (view_2[pair_2] == 0)
     pair_1, pair_2, weights = pair_1[uncovered], pair_2[uncovered], weights[uncovered]
     order = np.lexsort((pair_2, pair_1, 1.0 - weights))
     for u, v, weight in zip(
