@@ -317,10 +317,11 @@ def xie_beni(objective_value: float, centers: NDArray[Any], n_samples: int, metr
     return objective_value / (n_samples * smallest)
 
 
-def l2_normalize_rows(data: Matrix) -> Matrix:
-    """Scale each non-zero row to unit Euclidean length (sparse stays sparse)."""
+def l2_normalize_rows(data: Matrix, copy: bool = True) -> Matrix:
+    """Scale each non-zero row to unit Euclidean length (sparse stays sparse; a CSR matrix is
+    scaled in place with ``copy=False``)."""
     if sp.issparse(data):
-        csr = sp.csr_matrix(data, copy=True)
+        csr = sp.csr_matrix(data, copy=copy)
         norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
         scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
         csr.data *= np.repeat(scale, np.diff(csr.indptr)).astype(csr.dtype)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,12 +111,16 @@ def tfidf_rows(
     column_of_term = np.full(len(vocabulary), -1, dtype=np.int32)
     column_of_term[kept_ids] = np.arange(len(kept), dtype=np.int32)
     idf = np.log((n_documents + 1.0) / frequency[kept_ids].astype(np.float64)).astype(np.float32)
-    data_parts, index_parts, row_lengths = [], [], []
-    first_row = 0
-    while first_row < n_documents:
-        # whole rows, about TFIDF_CHUNK_COUNTS counts (at least one row)
-        end_row = int(np.searchsorted(indptr, indptr[first_row] + TFIDF_CHUNK_COUNTS, "right")) - 1
-        end_row = min(max(end_row, first_row + 1), n_documents)
+    chunks = list(_row_chunks(indptr))
+    kept_counts = sum(
+        int(np.count_nonzero(column_of_term[term_of_count[indptr[first] : indptr[last]]] >= 0))
+        for first, last in chunks
+    )
+    data = np.empty(kept_counts, dtype=np.float32)
+    indices = np.empty(kept_counts, dtype=np.int32)
+    row_ends = np.zeros(n_documents + 1, dtype=np.int64)
+    filled = 0
+    for first_row, end_row in chunks:
         start, end = indptr[first_row], indptr[end_row]
         columns = column_of_term[term_of_count[start:end]]
         rows = np.repeat(np.arange(end_row - first_row), np.diff(indptr[first_row : end_row + 1]))
@@ -124,21 +128,28 @@ def tfidf_rows(
         columns, rows, chunk_counts = columns[keep], rows[keep], counts[start:end][keep]
         order = np.argsort(rows * len(kept) + columns)  # by row, then column
         columns, rows = columns[order], rows[order]
-        weights = _term_frequency(chunk_counts[order], sublinear_tf) * idf[columns]
-        data_parts.append(weights)
-        index_parts.append(columns)
-        row_lengths.append(np.bincount(rows, minlength=end_row - first_row))
-        first_row = end_row
-    lengths = np.concatenate([np.zeros(1, np.int64), *row_lengths])
+        data[filled : filled + len(columns)] = (
+            _term_frequency(chunk_counts[order], sublinear_tf) * idf[columns]
+        )
+        indices[filled : filled + len(columns)] = columns
+        filled += len(columns)
+        row_ends[first_row + 1 : end_row + 1] = np.bincount(rows, minlength=end_row - first_row)
     matrix = sp.csr_matrix(
-        (
-            np.concatenate([np.zeros(0, np.float32), *data_parts]),
-            np.concatenate([np.zeros(0, np.int32), *index_parts]),
-            np.cumsum(lengths),
-        ),
-        shape=(n_documents, len(kept)),
+        (data, indices, np.cumsum(row_ends)), shape=(n_documents, len(kept)), copy=False
     )
-    return TfidfMatrix(l2_normalize_rows(matrix), tuple(kept), idf)
+    return TfidfMatrix(l2_normalize_rows(matrix, copy=False), tuple(kept), idf)
+
+
+def _row_chunks(indptr: NDArray[np.int64]) -> Iterator[tuple[int, int]]:
+    """Yield (first row, end row) ranges of whole rows, about ``TFIDF_CHUNK_COUNTS`` counts each
+    (at least one row)."""
+    n_rows = len(indptr) - 1
+    first_row = 0
+    while first_row < n_rows:
+        end_row = int(np.searchsorted(indptr, indptr[first_row] + TFIDF_CHUNK_COUNTS, "right")) - 1
+        end_row = min(max(end_row, first_row + 1), n_rows)
+        yield first_row, end_row
+        first_row = end_row
 
 
 def _term_frequency(counts: NDArray[np.float64], sublinear_tf: bool) -> NDArray[np.float32]:
