@@ -8,6 +8,7 @@ import tracemalloc
 from collections import Counter
 
 import numpy as np
+import pytest
 import scipy.sparse as sp
 
 from websim_crawler.core.clustering import (
@@ -72,13 +73,19 @@ def test_compact_tfidf_equals_the_dict_formula_bit_for_bit() -> None:
         collection.append(url, counts)
     rows = [counts for _url, counts in pages]
     expected = reference_tfidf(rows, min_df=2, max_df=0.5)
-    got = collection.tfidf(min_df=2, max_df=0.5).matrix
+    got = collection.take_tfidf(min_df=2, max_df=0.5).matrix
     assert got.shape == expected.shape
     assert (got.indptr == expected.indptr).all()
     assert (got.indices == expected.indices).all()
     assert (got.data == expected.data).all()  # same float32 values, not just close
     dict_path = tfidf_vectors(rows, min_df=2, max_df=0.5).matrix
     assert (dict_path != got).nnz == 0
+    # the counts are freed once turned into tf-idf: the URLs stay, nothing more can be added
+    assert len(collection) == 200 and collection.urls[0] == pages[0][0]
+    with pytest.raises(ValueError, match="already turned into tf-idf"):
+        collection.take_tfidf()
+    with pytest.raises(ValueError, match="already turned into tf-idf"):
+        collection.append("http://site.test/late", {"sea1": 1.0})
 
 
 def test_tfidf_in_many_chunks_equals_one_chunk() -> None:

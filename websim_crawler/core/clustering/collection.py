@@ -28,14 +28,10 @@ class PageCollection:
         self._indptr = array("q", [0])
         self._term_of_count = array("i")
         self._counts = array("d")
+        self._counts_taken = False
 
     def __len__(self) -> int:
         return len(self.urls)
-
-    @property
-    def n_counts(self) -> int:
-        """The number of (page, keyword) counts held."""
-        return len(self._counts)
 
     def append(
         self,
@@ -46,6 +42,8 @@ class PageCollection:
         """Add one page: its keyword counts (only positive counts are kept) and, when its text
         was given, the surface forms of its stems (a stem missing from ``forms`` appears only as
         itself)."""
+        if self._counts_taken:
+            raise ValueError("the counts of this collection were already turned into tf-idf")
         term_ids = self.term_ids
         for term, count in keywords.items():
             if not count > 0:
@@ -64,7 +62,7 @@ class PageCollection:
                     votes[form] = votes.get(form, 0.0) + form_count
 
     def keyword_counts(self, row: int) -> dict[str, float]:
-        """Return the keyword counts of one page (for tests and small reports)."""
+        """Return the keyword counts of one page, as collected (before ``take_tfidf``)."""
         terms = list(self.term_ids)
         start, end = self._indptr[row], self._indptr[row + 1]
         return {terms[self._term_of_count[at]]: self._counts[at] for at in range(start, end)}
@@ -80,7 +78,7 @@ class PageCollection:
             )
         return terms
 
-    def tfidf(
+    def take_tfidf(
         self,
         *,
         min_df: int = 2,
@@ -88,9 +86,13 @@ class PageCollection:
         max_features: int | None = None,
         sublinear_tf: bool = True,
     ) -> TfidfMatrix:
-        """Return the pages' tf-idf rows (``vectorize.tfidf_rows``, the formula of
-        ``tfidf_vectors``), built from the buffers without copying them."""
-        return tfidf_rows(
+        """Turn the counts into the pages' tf-idf rows (``vectorize.tfidf_rows``, the formula of
+        ``tfidf_vectors``) and free them: the collection keeps its URLs and form votes only, so
+        a million pages' counts and their tf-idf rows are not held side by side while clustering.
+        """
+        if self._counts_taken:
+            raise ValueError("the counts of this collection were already turned into tf-idf")
+        tfidf = tfidf_rows(
             np.frombuffer(self._indptr, dtype=np.int64),
             np.frombuffer(self._term_of_count, dtype=np.int32),
             np.frombuffer(self._counts, dtype=np.float64),
@@ -100,3 +102,6 @@ class PageCollection:
             max_features=max_features,
             sublinear_tf=sublinear_tf,
         )
+        self._indptr, self._term_of_count, self._counts = array("q"), array("i"), array("d")
+        self._counts_taken = True
+        return tfidf

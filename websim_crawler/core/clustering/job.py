@@ -196,7 +196,7 @@ def cluster_documents(
     params = params or ClusteringParams()
     report = input_report if input_report is not None else InputReport()
     pages = documents if isinstance(documents, PageCollection) else _collect(documents)
-    tfidf = pages.tfidf(
+    tfidf = pages.take_tfidf(
         min_df=params.min_df, max_df=params.max_df, max_features=params.max_features
     )
     has_terms = np.diff(tfidf.matrix.indptr) > 0
