@@ -343,9 +343,7 @@ def test_more_clusters_than_distinct_pages_is_capped_with_a_note() -> None:
         ("http://a/4", "record", {"car": 2, "road": 1}),
     ]
     collector = collect(pages)
-    result = cluster_documents(
-        collector.pages, ClusteringParams(n_clusters=10), collector.report
-    )
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=10), collector.report)
     report = build_report(result)
     assert report["params"]["n_clusters"] == 3
     assert report["params"]["n_clusters_requested"] == 10
@@ -364,9 +362,7 @@ def test_pages_without_shared_keywords_are_counted() -> None:
         ("http://a/3", "record", {"unique": 1}),
     ]
     collector = collect(pages)
-    report = build_report(
-        cluster_documents(collector.pages, ClusteringParams(), collector.report)
-    )
+    report = build_report(cluster_documents(collector.pages, ClusteringParams(), collector.report))
     assert report["input"]["skipped"] == {"no_shared_keywords": 1}
     assert [document["url"] for document in report["documents"]] == ["http://a/1", "http://a/2"]
 
@@ -374,9 +370,7 @@ def test_pages_without_shared_keywords_are_counted() -> None:
 def test_report_schema_and_content() -> None:
     documents, truth = topic_documents(3, 12)
     collector = collect([(f"http://s/{i}", "record", counts) for i, counts in enumerate(documents)])
-    result = cluster_documents(
-        collector.pages, ClusteringParams(n_clusters=3), collector.report
-    )
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=3), collector.report)
     report = build_report(result)
     assert set(report) == {"params", "validity", "clusters", "documents", "input"}
     assert report["params"]["fuzziness"] == 1.1 and report["params"]["metric"] == "cosine"

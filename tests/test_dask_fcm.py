@@ -111,9 +111,7 @@ def test_clustering_job_gives_the_same_clusters_on_both_engines(scheduler: str) 
         np.testing.assert_allclose(result.membership, memory.membership, atol=1e-3)
         assert (result.labels == memory.labels).all()
     topics_of = {
-        label: {
-            memory.urls[i].split("/")[3] for i in np.flatnonzero(memory.labels == label)
-        }
+        label: {memory.urls[i].split("/")[3] for i in np.flatnonzero(memory.labels == label)}
         for label in range(3)
     }
     assert sorted(len(topics) for topics in topics_of.values()) == [1, 1, 1]
