@@ -13,6 +13,12 @@
   site-year labels, 36 templates), webkb (class labels) and Python's documentation pages
   (Debian ``python3.11-doc``; 36 chapters of 3 to 25 pages): true k, chosen k, NMI of the default
   job with ``auto`` and with the true k.
+(c) ``--million``: ``websim cluster feed.jsonl -o c.json --n-clusters 20`` as a user runs it, on
+  feeds of synthetic topic pages (the generator of (b), written as feed lines: url, kind,
+  keywords) at N = 10k, 100k and 1M: wall time and peak RSS of the command (``/usr/bin/time -v``
+  on the child), NMI of its clusters against the generator's topics; ``--dask`` runs each size
+  again with ``--engine dask`` (a local cluster of 2 workers) and counts the pages whose cluster
+  differs from the memory engine's.
 (b) Speed and memory: synthetic topic documents over a 20k-term vocabulary at N = 1k, 10k, 100k.
   ``FuzzyCMeans`` (sparse) and ``skfuzzy.cluster.cmeans`` (dense, shaped features x samples) run
   the same number of iterations from the same initial memberships (euclidean, m=2, the only
@@ -28,12 +34,17 @@ Usage::
     .venv/bin/python benchmarks/clustering.py --part quality
     .venv/bin/python benchmarks/clustering.py --part auto       # the per-set auto table only
     .venv/bin/python benchmarks/clustering.py --part speed --sizes 1000,10000
+    .venv/bin/python benchmarks/clustering.py --million [--dask] [--million-sizes 10000,100000]
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
+import re
+import subprocess
+import sys
 import tarfile
 import time
 import tracemalloc
@@ -45,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import scipy.sparse as sp
 import skfuzzy
 from sklearn.cluster import KMeans
@@ -430,7 +442,7 @@ def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
             auto = cluster_documents(documents, ClusteringParams(seed=seed))
             seconds.append(time.perf_counter() - started)
             fixed = cluster_documents(documents, ClusteringParams(n_clusters=true_k, seed=seed))
-            truth = [data.labels[int(doc.url[4:])] for doc in auto.documents]
+            truth = [data.labels[int(url[4:])] for url in auto.urls]
             chosen.append(auto.n_clusters)
             auto_nmi.append(normalized_mutual_info_score(truth, auto.labels))
             fixed_nmi.append(normalized_mutual_info_score(truth, fixed.labels))
@@ -438,7 +450,7 @@ def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
         k_error = abs(float(np.mean(chosen)) - true_k) / true_k
         verdict = "yes" if gap <= 0.03 and k_error <= 0.25 else "no"
         print(
-            f"{data.name} | {len(auto.documents)} | {true_k} | "
+            f"{data.name} | {len(auto.urls)} | {true_k} | "
             f"{'/'.join(str(k) for k in chosen)} | {np.mean(chosen) / true_k - 1:+.0%} | "
             f"{np.mean(auto_nmi):.3f} | "
             f"{np.mean(fixed_nmi):.3f} | {np.mean(seconds):.1f} | {verdict}",
@@ -450,13 +462,26 @@ def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
 
 
 def synthetic_documents(
-    n_documents: int, vocabulary: int = 20_000, topics: int = 20, seed: int = 0
+    n_documents: int,
+    vocabulary: int = 20_000,
+    topics: int = 20,
+    seed: int = 0,
+    topic_seed: int | None = None,
 ) -> tuple[list[dict[str, float]], np.ndarray]:
-    """Documents of 40 topic words (Zipf-weighted, 300 per topic) and 40 background words."""
+    """Documents of 40 topic words (Zipf-weighted, 300 per topic) and 40 background words.
+
+    The topics' words are drawn with ``topic_seed`` (``seed`` when not given), the documents
+    with ``seed``: chunks of one collection share ``topic_seed`` and differ in ``seed``.
+    """
     rng = np.random.default_rng(seed)
     zipf = 1.0 / np.arange(1, vocabulary + 1)
     background = zipf / zipf.sum()
-    topic_words = np.array([rng.choice(vocabulary, 300, replace=False) for _ in range(topics)])
+    topic_rng = (
+        rng if topic_seed is None or topic_seed == seed else np.random.default_rng(topic_seed)
+    )
+    topic_words = np.array(
+        [topic_rng.choice(vocabulary, 300, replace=False) for _ in range(topics)]
+    )
     topic_weights = 1.0 / np.arange(1, 301) ** 0.8
     topic_weights /= topic_weights.sum()
     labels = rng.integers(topics, size=n_documents)
@@ -469,6 +494,32 @@ def synthetic_documents(
             {f"t{term}": float(count) for term, count in zip(terms, counts, strict=True)}
         )
     return documents, labels
+
+
+def write_synthetic_feed(path: Path, n_documents: int, chunk: int = 50_000) -> np.ndarray:
+    """Write ``synthetic_documents`` as crawl feed lines (url, kind, keywords); return the topics.
+
+    The documents are drawn ``chunk`` at a time (seeds 0, 1, ...) over the topic words of seed 0,
+    so a feed of a million lines never holds more than one chunk of dicts.
+    """
+    labels = []
+    with path.open("wb") as feed:
+        for start in range(0, n_documents, chunk):
+            size = min(chunk, n_documents - start)
+            documents, topics = synthetic_documents(size, seed=start // chunk, topic_seed=0)
+            labels.append(topics)
+            feed.writelines(
+                orjson.dumps(
+                    {
+                        "url": f"http://synthetic.test/{start + i}",
+                        "kind": "record",
+                        "keywords": counts,
+                    }
+                )
+                + b"\n"
+                for i, counts in enumerate(documents)
+            )
+    return np.concatenate(labels) if labels else np.zeros(0, dtype=np.int64)
 
 
 def measure(call: Callable[[], Any]) -> tuple[Any, float, float]:
@@ -554,6 +605,78 @@ def speed(sizes: Sequence[int], iterations: int, skfuzzy_max: int) -> None:
         )
 
 
+def cluster_labels(report: Path) -> dict[int, int]:
+    """Return page number -> cluster from a ``websim cluster`` report, read line by line (the
+    report of a million pages is not loaded whole)."""
+    labels: dict[int, int] = {}
+    page = -1
+    in_documents = False
+    with report.open(encoding="utf-8") as lines:
+        for line in lines:
+            if not in_documents:
+                in_documents = line.startswith('  "documents": [')
+                continue
+            if line.startswith('      "url": '):
+                page = int(line.rsplit("/", 1)[1].rstrip('",\n'))
+            elif line.startswith('      "cluster": '):
+                labels[page] = int(line.split(":")[1].rstrip(",\n"))
+            elif line.startswith("  ]"):
+                break
+    return labels
+
+
+def run_cluster_command(feed: Path, report: Path, engine: str) -> tuple[float, float, str]:
+    """Run ``websim cluster`` on the feed under ``/usr/bin/time -v``: (seconds, peak RSS GB, the
+    command)."""
+    command = [
+        sys.executable, "-m", "websim_crawler", "cluster", str(feed), "-o", str(report),
+        "--n-clusters", "20", "--engine", engine, "--no-progress",
+    ]  # fmt: skip
+    done = subprocess.run(
+        ["/usr/bin/time", "-v", *command], capture_output=True, text=True, check=True
+    )
+    elapsed = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", done.stderr)
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", done.stderr)
+    assert elapsed and peak, done.stderr[-2000:]
+    hours, minutes, seconds = elapsed.groups()
+    wall = int(hours or 0) * 3600 + int(minutes) * 60 + float(seconds)
+    return wall, int(peak.group(1)) / 1e6, " ".join(command[1:])
+
+
+def million(sizes: Sequence[int], cache: Path, dask: bool) -> None:
+    print("\n## websim cluster on synthetic keyword feeds (20 topics), --n-clusters 20")
+    print(f"load average at the start: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+    print("N | feed MB | engine | wall s | peak RSS GB | NMI | pages whose cluster differs")
+    print("---|---|---|---|---|---|---")
+    cache.mkdir(parents=True, exist_ok=True)
+    for n_documents in sizes:
+        feed = cache / f"synthetic-feed-{n_documents}.jsonl"
+        topics_file = Path(f"{feed}.labels.npy")
+        if not (feed.exists() and topics_file.exists()):
+            np.save(topics_file, write_synthetic_feed(feed, n_documents))
+        topics = np.load(topics_file)
+        memory_labels: dict[int, int] = {}
+        for engine in ("memory", "dask") if dask else ("memory",):
+            report = cache / f"clusters-{n_documents}-{engine}.json"
+            wall, peak_gb, command = run_cluster_command(feed, report, engine)
+            labels = cluster_labels(report)
+            report.unlink()
+            pages = sorted(labels)
+            nmi = normalized_mutual_info_score(topics[pages], [labels[page] for page in pages])
+            if engine == "memory":
+                memory_labels = labels
+                differs = "-"
+            else:
+                differs = str(sum(labels[page] != memory_labels.get(page) for page in pages))
+            print(
+                f"{n_documents} | {feed.stat().st_size / 1e6:.0f} | {engine} | {wall:.0f} | "
+                f"{peak_gb:.2f} | {nmi:.4f} | {differs}",
+                flush=True,
+            )
+    print(f"command: {command}")
+    print(f"load average at the end: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=("quality", "auto", "speed", "all"), default="all")
@@ -565,7 +688,16 @@ def main() -> None:
         "--skfuzzy-max", type=int, default=10_000, help="largest N given to skfuzzy (dense)"
     )
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
+    parser.add_argument(
+        "--million", action="store_true", help="(c) only: websim cluster on 10k/100k/1M feeds"
+    )
+    parser.add_argument("--million-sizes", default="10000,100000,1000000", help="N values in (c)")
+    parser.add_argument("--dask", action="store_true", help="(c): also with --engine dask")
     args = parser.parse_args()
+    if args.million:
+        sizes = [int(size) for size in args.million_sizes.split(",")]
+        million(sizes, args.cache_dir, args.dask)
+        return
     if args.part in ("quality", "auto", "all"):
         if not DATASETS.exists():
             raise SystemExit(f"datasets not found at {DATASETS}")

@@ -355,11 +355,18 @@ class AnalysisPool:
     def map_records(
         self, records: Iterable[dict[str, Any]], stage_plan: StagePlan
     ) -> Iterator[PageOutcome]:
-        """Prepare records for the stages (``submit_record``); yield outcomes in their order,
-        at most ``max_pending`` in flight."""
+        """Prepare records for the stages (``submit_record``, or here when that only picks
+        fields); yield outcomes in their order, at most ``max_pending`` in flight."""
+        from websim_crawler.core.stage_records import needs_worker, prepare_record
+
         window: deque[concurrent.futures.Future[PageOutcome]] = deque()
         for record in records:
-            window.append(self.submit_record(record, stage_plan))
+            if needs_worker(record, stage_plan):
+                window.append(self.submit_record(record, stage_plan))
+            else:  # fields picked, nothing parsed: not worth a trip to a worker
+                ready: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
+                ready.set_result(PageOutcome(stage_record=prepare_record(record, stage_plan)))
+                window.append(ready)
             while len(window) >= self.pool_params.max_pending:
                 yield window.popleft().result()
         while window:

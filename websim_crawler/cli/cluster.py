@@ -28,11 +28,11 @@ from websim_crawler.core.clustering import (
     CandidateScore,
     ClusteringParams,
     DocumentCollector,
-    build_report,
     cluster_documents,
     render_html,
+    write_report,
 )
-from websim_crawler.core.io import atomic_write_report, check_output_path
+from websim_crawler.core.io import check_output_path
 from websim_crawler.core.stage_records import StagePlan
 
 
@@ -96,14 +96,14 @@ def run(args: argparse.Namespace) -> int:
             bar.set_postfix(k=score.n_clusters, xie_beni=f"{score.xie_beni:.3g}")
             bar.update()
 
-        result = cluster_documents(collector.documents, params, collector.report, advance)
+        result = cluster_documents(collector.pages, params, collector.report, advance)
 
     title = f"websim clusters: {', '.join(args.input)}"
     html = render_html(result, title=title) if params.html_output else ""
-    atomic_write_report(output, build_report(result), params.html_output, html)
+    write_report(output, result, params.html_output, html)
     skipped = sum(collector.report.skipped.values())
     print(
-        f"{len(result.documents)} page(s) in {result.n_clusters} cluster(s) "
+        f"{len(result.urls)} page(s) in {result.n_clusters} cluster(s) "
         f"({skipped} skipped) -> {output}"
         + (f", {params.html_output}" if params.html_output else "")
     )

@@ -40,23 +40,24 @@ BATCH = 500
 # positions as core.bloom.bit_positions does (every value stays below 2^34: exact in Lua's
 # doubles). Returns {items processed, result per item (1 new, 0 seen)}; fewer processed than
 # sent means the newest layer filled and the next one was not given.
-_CHECK_AND_ADD = """
-local meta = KEYS[1]
-local given = tonumber(ARGV[1])
-local items = tonumber(ARGV[2])
+_CHECK_AND_ADD_FUNCTION = """
+local function check_and_add(meta, A)
+
+local given = tonumber(A[1])
+local items = tonumber(A[2])
 local active = tonumber(redis.call('HGET', meta, 'layers') or '1')
 if active > given then return {0} end
 local size, hashes, capacity = {}, {}, {}
 for layer = 1, given do
-  size[layer] = tonumber(ARGV[3 * layer])
-  hashes[layer] = tonumber(ARGV[3 * layer + 1])
-  capacity[layer] = tonumber(ARGV[3 * layer + 2])
+  size[layer] = tonumber(A[3 * layer])
+  hashes[layer] = tonumber(A[3 * layer + 1])
+  capacity[layer] = tonumber(A[3 * layer + 2])
 end
 local first = 3 + 3 * given
 local results = {0}
 local function bits(layer, start, operation)
   local bitcount = size[layer]
-  local position, step = tonumber(ARGV[start]), tonumber(ARGV[start + 1])
+  local position, step = tonumber(A[start]), tonumber(A[start + 1])
   local arguments, used = {}, 0
   for round = 1, hashes[layer] do
     arguments[used + 1], arguments[used + 2], arguments[used + 3] = operation, 'u1', position
@@ -99,7 +100,34 @@ for item = 1, items do
 end
 close()
 return results
+end
 """
+_CHECK_AND_ADD = _CHECK_AND_ADD_FUNCTION + "return check_and_add(KEYS[1], ARGV)\n"
+
+# The shared queue's push (``distributed.leases``) with this filter in place of the fingerprint
+# set, in one script: the run marker checked, the fingerprint checked and added, the budget
+# counted, the request queued, or nothing. KEYS: the filter's counts, the queue, the budgets,
+# the run marker. ARGV: run id, "1" (check the fingerprint) or "", score, data, budget name,
+# budget limit, then the filter's arguments for the one fingerprint. Returns 1 (queued), 0
+# (seen), 2 (over budget), -1 (the run marker is gone), -2 (a layer filled: call again).
+_PUSH = (
+    _CHECK_AND_ADD_FUNCTION
+    + """
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
+if ARGV[2] ~= '' then
+  local filter_arguments = {}
+  for i = 7, #ARGV do filter_arguments[#filter_arguments + 1] = ARGV[i] end
+  local answer = check_and_add(KEYS[1], filter_arguments)
+  if answer[1] == 0 then return -2 end
+  if answer[2] == 0 then return 0 end
+end
+if ARGV[5] ~= '' and redis.call('HINCRBY', KEYS[3], ARGV[5], 1) > tonumber(ARGV[6]) then
+  return 2
+end
+redis.call('ZADD', KEYS[2], ARGV[3], ARGV[4])
+return 1
+"""
+)
 
 
 class RedisBloomFilter:
@@ -110,6 +138,7 @@ class RedisBloomFilter:
         self.key = key
         self.layout = layout
         self._script = server.register_script(_CHECK_AND_ADD)
+        self.push_script = server.register_script(_PUSH)  # see distributed.leases.push
         self._layers = 1  # open layers as last seen; the script tells when there are more
 
     def add(self, fingerprint: str) -> bool:
@@ -127,8 +156,16 @@ class RedisBloomFilter:
             processed = int(answer[0])
             results.extend(bool(flag) for flag in answer[1 : processed + 1])
             if processed < len(pending):
-                self._layers = int(self.server.hget(self.meta_key, "layers") or 1)
+                self.refresh_layers()
         return results
+
+    def arguments(self, fingerprint: str) -> list[int]:
+        """Return the script arguments that check and add ``fingerprint`` (``push_script``)."""
+        return _arguments(self.layout.layers(self._layers + 1), [item_hash(fingerprint)])
+
+    def refresh_layers(self) -> None:
+        """Read how many layers are open (after a script said a layer filled)."""
+        self._layers = int(self.server.hget(self.meta_key, "layers") or 1)
 
     @property
     def meta_key(self) -> str:

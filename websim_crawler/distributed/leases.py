@@ -69,6 +69,7 @@ return {lease, popped[1]}
 # ARGV: run id, fingerprint ('' = not filtered), score, data, budget name ('' = none), limit.
 # Returns 1 (queued), 0 (seen before), 2 (over its budget) or -1 (the run marker is gone).
 # One script, so a push retried after a lost reply finds itself seen instead of queued twice.
+_FILTER_NEEDS_LAYERS = -2  # the compact filter's push: a layer filled (distributed.bloom)
 _PUSH = """
 if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
 if ARGV[2] ~= '' and redis.call('SADD', KEYS[1], ARGV[2]) == 0 then return 0 end
@@ -267,14 +268,29 @@ class RedisLeases:
         return (lease.decode() if isinstance(lease, bytes) else str(lease)), bytes(data)
 
     def push(
-        self, fingerprint: str | None, score: float, data: bytes, budget: tuple[str, int] | None
+        self,
+        fingerprint: str | None,
+        score: float,
+        data: bytes,
+        budget: tuple[str, int] | None,
+        bloom: Any = None,
     ) -> int:
         """Queue ``data`` unless its fingerprint was seen or its budget is spent.
 
-        Return 1 (queued), 0 (seen before) or 2 (over budget).
+        ``bloom``: the crawl's compact duplicate filter (``distributed.bloom.RedisBloomFilter``)
+        in place of the fingerprint set, checked in the same script. Return 1 (queued), 0 (seen
+        before) or 2 (over budget).
         """
-        keys = [self.keys.dupefilter, self.keys.requests, self.keys.budgets, self.keys.run_marker]
         name, limit = budget if budget is not None else ("", 0)
+        if bloom is not None and fingerprint is not None:
+            keys = [bloom.meta_key, self.keys.requests, self.keys.budgets, self.keys.run_marker]
+            while True:
+                args = [self.run, "1", score, data, name, limit, *bloom.arguments(fingerprint)]
+                answer = int(self._check_run(bloom.push_script(keys=keys, args=args)))
+                if answer != _FILTER_NEEDS_LAYERS:
+                    return answer
+                bloom.refresh_layers()  # a layer filled: the next one's positions are needed
+        keys = [self.keys.dupefilter, self.keys.requests, self.keys.budgets, self.keys.run_marker]
         args = [self.run, fingerprint or "", score, data, name, limit]
         return int(self._check_run(self._push(keys=keys, args=args)))
 

@@ -206,6 +206,7 @@ class WorkerScheduler(Scheduler):
             -request.priority,
             self.queue._encode_request(request),
             (str(budget[0]), int(budget[1])) if budget else None,
+            bloom=getattr(self.df, "bloom", None),  # WEBSIM_REDIS_DUPEFILTER=bloom
         )
         if answer == 0:
             self.df.log(request, self.spider)

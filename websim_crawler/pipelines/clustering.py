@@ -15,11 +15,10 @@ from websim_crawler.config import WebsimConfig
 from websim_crawler.core.clustering import (
     ClusteringResult,
     DocumentCollector,
-    build_report,
     cluster_documents,
     render_html,
+    write_report,
 )
-from websim_crawler.core.io import atomic_write_report
 from websim_crawler.core.stage_records import CLUSTER_FIELDS, CLUSTER_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
@@ -59,10 +58,10 @@ class ClusteringPipeline(CollectionPipeline):
     def finish_and_write(self) -> ClusteringResult:
         """Cluster the collected pages and write the report files atomically."""
         params = self.config.clustering
-        documents, input_report = self.stage.finish()
-        result = cluster_documents(documents, params, input_report)
+        pages, input_report = self.stage.finish()
+        result = cluster_documents(pages, params, input_report)
         html = render_html(result) if params.html_output else ""
-        atomic_write_report(self.output, build_report(result), params.html_output, html)
+        write_report(self.output, result, params.html_output, html)
         return result
 
     def report(self, result: Any) -> None:
@@ -71,13 +70,13 @@ class ClusteringPipeline(CollectionPipeline):
         assert stats is not None
         for reason, count in result.input_report.skipped.items():
             stats.set_value(f"websim/cluster/skipped/{reason}", count)
-        stats.set_value("websim/cluster/documents", len(result.documents))
+        stats.set_value("websim/cluster/documents", len(result.urls))
         stats.set_value("websim/cluster/n_clusters", result.n_clusters)
         if "n_iter" in result.validity:
             stats.set_value("websim/cluster/n_iter", result.validity["n_iter"])
         logger.info(
             "websim clustering: %d page(s) in %d cluster(s) written to %s",
-            len(result.documents),
+            len(result.urls),
             result.n_clusters,
             self.output,
         )

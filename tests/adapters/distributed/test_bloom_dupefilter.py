@@ -160,3 +160,25 @@ def test_seed_reset_deletes_the_filter(server: Any, redis_url: str) -> None:
     assert main([*seed, "--reset"]) == 0
     assert server.keys(f"{keys.dupefilter}*") == []
     assert server.llen(keys.seeds) == 1
+
+
+def test_the_shared_queue_pushes_through_the_filter_as_layers_fill(server: Any) -> None:
+    from websim_crawler.config.distributed import RedisKeys
+    from websim_crawler.distributed.bloom import RedisBloomFilter
+    from websim_crawler.distributed.leases import RedisLeases
+
+    keys = RedisKeys.of("bloom-push", "site")
+    server.delete(*keys.all(), *keys.bloom_layers(server))
+    leases = RedisLeases(server, keys, lease_seconds=30, max_attempts=2)
+    leases.join_run()
+    bloom = RedisBloomFilter(server, keys.dupefilter, ScalableBloomLayout(10, 1e-7))
+    items = fingerprints(40, salt="push")
+    # 40 fingerprints through layers of 10, 20, 40: each new one queued once, each repeat seen
+    assert [leases.push(item, 0.0, item.encode(), None, bloom=bloom) for item in items] == [1] * 40
+    assert [leases.push(item, 0.0, b"again", None, bloom=bloom) for item in items] == [0] * 40
+    assert server.zcard(keys.requests) == 40 and server.type(keys.dupefilter) == b"none"
+    assert len(keys.bloom_layers(server)) == 3
+    budget = ("start", 1)  # the filter checked first, then the budget, as with the set
+    fresh = fingerprints(2, salt="budget")
+    assert leases.push(fresh[0], 0.0, b"x", budget, bloom=bloom) == 1
+    assert leases.push(fresh[1], 0.0, b"y", budget, bloom=bloom) == 2

@@ -107,13 +107,11 @@ def test_clustering_job_gives_the_same_clusters_on_both_engines(scheduler: str) 
     dask = cluster_documents(documents(), params)  # a local in-process cluster
     dask_remote = cluster_documents(documents(), dataclasses.replace(params, scheduler=scheduler))
     for result in (dask, dask_remote):
-        assert [doc.url for doc in result.documents] == [doc.url for doc in memory.documents]
+        assert result.urls == memory.urls
         np.testing.assert_allclose(result.membership, memory.membership, atol=1e-3)
         assert (result.labels == memory.labels).all()
     topics_of = {
-        label: {
-            memory.documents[i].url.split("/")[3] for i in np.flatnonzero(memory.labels == label)
-        }
+        label: {memory.urls[i].split("/")[3] for i in np.flatnonzero(memory.labels == label)}
         for label in range(3)
     }
     assert sorted(len(topics) for topics in topics_of.values()) == [1, 1, 1]

@@ -304,7 +304,7 @@ def test_collector_keeps_first_url_and_counts_every_skip() -> None:
             (None, "record", {"apple": 1}),
         ]
     )
-    assert [document.url for document in collector.documents] == ["http://a/1", "http://a/3"]
+    assert collector.pages.urls == ["http://a/1", "http://a/3"]
     assert collector.report.pages == 7
     assert collector.report.skipped == {
         "duplicate_url": 1,
@@ -316,7 +316,7 @@ def test_collector_keeps_first_url_and_counts_every_skip() -> None:
 
 def test_empty_input_gives_a_valid_empty_report() -> None:
     collector = collect([("http://a/1", "record", {})])
-    result = cluster_documents(collector.documents, ClusteringParams(), collector.report)
+    result = cluster_documents(collector.pages, ClusteringParams(), collector.report)
     report = build_report(result)
     assert report["clusters"] == [] and report["documents"] == []
     assert report["input"]["skipped"] == {"no_keywords": 1}
@@ -327,7 +327,7 @@ def test_empty_input_gives_a_valid_empty_report() -> None:
 
 def test_one_page_gives_one_cluster() -> None:
     collector = collect([("http://a/1", "record", {"apple": 2, "pie": 1})])
-    report = build_report(cluster_documents(collector.documents, ClusteringParams()))
+    report = build_report(cluster_documents(collector.pages, ClusteringParams()))
     assert report["params"]["n_clusters"] == 1
     assert report["clusters"][0]["members"] == ["http://a/1"]
     assert report["documents"] == [
@@ -345,9 +345,7 @@ def test_more_clusters_than_distinct_pages_is_capped_with_a_note() -> None:
         ("http://a/4", "record", {"car": 2, "road": 1}),
     ]
     collector = collect(pages)
-    result = cluster_documents(
-        collector.documents, ClusteringParams(n_clusters=10), collector.report
-    )
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=10), collector.report)
     report = build_report(result)
     assert report["params"]["n_clusters"] == 3
     assert report["params"]["n_clusters_requested"] == 10
@@ -366,9 +364,7 @@ def test_pages_without_shared_keywords_are_counted() -> None:
         ("http://a/3", "record", {"unique": 1}),
     ]
     collector = collect(pages)
-    report = build_report(
-        cluster_documents(collector.documents, ClusteringParams(), collector.report)
-    )
+    report = build_report(cluster_documents(collector.pages, ClusteringParams(), collector.report))
     assert report["input"]["skipped"] == {"no_shared_keywords": 1}
     assert [document["url"] for document in report["documents"]] == ["http://a/1", "http://a/2"]
 
@@ -376,9 +372,7 @@ def test_pages_without_shared_keywords_are_counted() -> None:
 def test_report_schema_and_content() -> None:
     documents, truth = topic_documents(3, 12)
     collector = collect([(f"http://s/{i}", "record", counts) for i, counts in enumerate(documents)])
-    result = cluster_documents(
-        collector.documents, ClusteringParams(n_clusters=3), collector.report
-    )
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=3), collector.report)
     report = build_report(result)
     assert set(report) == {"params", "validity", "clusters", "documents", "input"}
     assert report["params"]["fuzziness"] == 1.1 and report["params"]["metric"] == "cosine"
@@ -445,12 +439,12 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
         assert collector.add(record | {"main_text": text, "language": "en"}) is None
     # no text: no forms
     collector.add({"url": "http://a/5", "kind": "record", "keywords": {"telescop": 9, "dark": 1}})
-    assert collector.documents[0].forms == {
-        "telescop": {"telescopes": 2, "telescope": 1},
-        "sky": {"skies": 1},
-    }
-    assert collector.documents[4].forms is None
-    result = cluster_documents(collector.documents, ClusteringParams(n_clusters=2, min_df=1))
+    # the forms are added up over the pages with text (pages 1 and 2); page 5 votes for none
+    votes = collector.pages.form_votes
+    assert votes["telescop"] == {"telescopes": 2, "telescope": 3}
+    assert votes["sky"] == {"skies": 2}
+    assert votes["dark"] == {"dark": 2}
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=2, min_df=1))
     readable = {k.stem: k.term for top in result.top_keywords for k in top}
     # "telescope" 1 + 2 times against "telescopes" 2 times; page 5's stems cast no vote
     assert readable["telescop"] == "telescope"

@@ -160,7 +160,7 @@ def _edited_copy(document: ParsedDocument, every: int) -> ParsedDocument:
             parent.remove(element)
         elif index % every == 1:
             element.tag = "section"
-    return parse_document(root)
+    return as_parsed_document(root)
 
 
 def test_template_comparison_equals_the_reference_on_heavy_real_pages() -> None:
@@ -172,7 +172,7 @@ def test_template_comparison_equals_the_reference_on_heavy_real_pages() -> None:
         for name in HEAVY_PAGES:
             member = archive.extractfile(name)
             assert member is not None
-            documents.append(parse_document(member.read()))
+            documents.append(as_parsed_document(member.read()))
     assert min(len(document.vertices) for document in documents) >= 3000
     # Different sites, each page with itself, and a page with an edited copy of it (one large
     # template partly covered by smaller ones).
@@ -206,10 +206,10 @@ def _blog_page(posts: int, seed: int) -> str:
 
 
 def test_template_comparison_equals_the_reference_on_heavy_generated_pages() -> None:
-    first, second = (parse_document(_blog_page(300, seed)) for seed in (1, 2))
+    first, second = (as_parsed_document(_blog_page(300, seed)) for seed in (1, 2))
     assert min(len(first.vertices), len(second.vertices)) >= 3000
     edited = _edited_copy(first, 13)
-    nested = [parse_document(_nested_page(200, seed)) for seed in (1, 2)]
+    nested = [as_parsed_document(_nested_page(200, seed)) for seed in (1, 2)]
     for one, other in ((first, second), (first, edited), (edited, first), tuple(nested)):
         for penalty in (0.5, 1.0):
             expected = reference.template_comparison(one, other, penalty=penalty)
@@ -250,7 +250,7 @@ def test_template_comparison_work_grows_linearly_with_the_pages(
     for page, sizes in ((_blog_page, (100, 200, 400, 800)), (_nested_page, (30, 60, 120, 240))):
         per_vertex = []
         for size in sizes:
-            first, second = (parse_document(page(size, seed)) for seed in (3, 4))
+            first, second = (as_parsed_document(page(size, seed)) for seed in (3, 4))
             work[0] = 0
             template_comparison(first, second)
             per_vertex.append(work[0] / (len(first.vertices) + len(second.vertices)))
@@ -262,7 +262,7 @@ def test_the_child_blocks_cache_is_bounded_and_changes_no_result(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     paths = sorted((TESTS / "site").glob("*.html"))[:6]
-    documents = [parse_document(path.read_bytes()) for path in paths]
+    documents = [as_parsed_document(path.read_bytes()) for path in paths]
     monkeypatch.setattr(layout, "CHILD_BLOCKS_CACHE_SIZE", 5)
     monkeypatch.setattr(layout, "_PAIR_SHAPES", {})  # every shape's blocks looked up afresh
     monkeypatch.setattr(layout, "_CHILD_BLOCKS", {})
@@ -272,7 +272,7 @@ def test_the_child_blocks_cache_is_bounded_and_changes_no_result(
 
 
 def test_subtree_classes_and_child_tag_masks_say_what_they_claim() -> None:
-    document = parse_document(_blog_page(40, 5))
+    document = as_parsed_document(_blog_page(40, 5))
     vertices = document.vertices
     classes, digests = vertices.subtree_classes.tolist(), vertices.subtree_digests
     by_digest: dict[bytes, int] = {}

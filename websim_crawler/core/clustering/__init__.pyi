@@ -1,6 +1,7 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
 from .auto import CandidateScore, choose_n_clusters
+from .collection import PageCollection
 from .fcm import (
     FuzzyCMeans,
     partition_coefficient,
@@ -17,7 +18,7 @@ from .job import (
 )
 from .params import ClusteringParams
 from .reduce import lsa_reduce
-from .report import build_report, render_html
+from .report import build_report, render_html, report_chunks, write_report
 from .vectorize import TfidfMatrix, tfidf_vectors
 
 __all__ = [
@@ -28,6 +29,7 @@ __all__ = [
     "DocumentCollector",
     "FuzzyCMeans",
     "InputReport",
+    "PageCollection",
     "TfidfMatrix",
     "TopKeyword",
     "build_report",
@@ -37,6 +39,8 @@ __all__ = [
     "partition_coefficient",
     "partition_entropy",
     "render_html",
+    "report_chunks",
     "tfidf_vectors",
+    "write_report",
     "xie_beni",
 ]

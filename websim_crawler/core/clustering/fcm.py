@@ -214,11 +214,11 @@ class FuzzyCMeans:
         """Return the (samples x clusters) squared distances without densifying ``data``."""
         products = np.asarray(data @ centers.T, dtype=np.float64)
         if self.metric == "cosine":
-            distances = 1.0 - products
+            distances = np.subtract(1.0, products, out=products)  # in place: rows x clusters
         else:
             center_norms = np.einsum("ij,ij->i", centers, centers, dtype=np.float64)
             distances = row_norms[:, None] - 2.0 * products + center_norms[None, :]
-        return np.maximum(distances, 0.0)
+        return np.maximum(distances, 0.0, out=distances)
 
     def _update_centers(self, data: Matrix, weights: NDArray[np.float64]) -> NDArray[Any]:
         """Return the ``u^m``-weighted means of the rows (projected on the sphere for cosine)."""
@@ -270,11 +270,14 @@ def memberships_from_distances(
 ) -> NDArray[np.float64]:
     """Return ``u_ij = 1 / sum_l (d_ij^2 / d_il^2)^(1/(m-1))``, computed in log space."""
     exponent = -1.0 / (m - 1.0)
-    logs = exponent * np.log(np.maximum(squared_distances, _MIN_SQUARED_DISTANCE))
-    logs -= logs.max(axis=1, keepdims=True)
-    weights = np.exp(logs)
-    result: NDArray[np.float64] = weights / weights.sum(axis=1, keepdims=True)
-    return result
+    # one rows x clusters array, updated in place (a million rows: 160 MB a copy at k = 20)
+    weights: NDArray[np.float64] = np.maximum(squared_distances, _MIN_SQUARED_DISTANCE)
+    np.log(weights, out=weights)
+    weights *= exponent
+    weights -= weights.max(axis=1, keepdims=True)
+    np.exp(weights, out=weights)
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights
 
 
 def objective(
@@ -317,10 +320,11 @@ def xie_beni(objective_value: float, centers: NDArray[Any], n_samples: int, metr
     return objective_value / (n_samples * smallest)
 
 
-def l2_normalize_rows(data: Matrix) -> Matrix:
-    """Scale each non-zero row to unit Euclidean length (sparse stays sparse)."""
+def l2_normalize_rows(data: Matrix, copy: bool = True) -> Matrix:
+    """Scale each non-zero row to unit Euclidean length (sparse stays sparse; a CSR matrix is
+    scaled in place with ``copy=False``)."""
     if sp.issparse(data):
-        csr = sp.csr_matrix(data, copy=True)
+        csr = sp.csr_matrix(data, copy=copy)
         norms = np.sqrt(np.asarray(csr.multiply(csr).sum(axis=1)).ravel())
         scale = np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
         csr.data *= np.repeat(scale, np.diff(csr.indptr)).astype(csr.dtype)

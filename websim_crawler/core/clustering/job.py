@@ -22,11 +22,12 @@ from websim_crawler.core.clustering.auto import (
     choose_n_clusters,
     upper_bound,
 )
+from websim_crawler.core.clustering.collection import PageCollection
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
-from websim_crawler.core.clustering.vectorize import TfidfMatrix, tfidf_vectors
+from websim_crawler.core.clustering.vectorize import TfidfMatrix
 from websim_crawler.core.page import feature_keywords
 from websim_crawler.core.stage_records import CLUSTER_SKIP
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
@@ -71,7 +72,10 @@ class InputReport:
 
 
 class DocumentCollector:
-    """Select the pages to cluster from crawl records: by kind, first of each URL, with keywords."""
+    """Select the pages to cluster from crawl records: by kind, first of each URL, with keywords.
+
+    The pages kept go into a compact ``PageCollection`` (no per-page dicts are held).
+    """
 
     def __init__(
         self,
@@ -84,7 +88,7 @@ class DocumentCollector:
         self.kinds = _KINDS_SELECTED[kind]
         self.stemmer_name = stemmer_name
         self.report = report if report is not None else InputReport()
-        self.documents: list[Document] = []
+        self.pages = PageCollection()
         self._seen_urls: set[str] = set()
 
     def selects(self, kind: Any) -> bool:
@@ -135,12 +139,12 @@ class DocumentCollector:
                 ).items()
                 if stem in counts and set(form_counts) != {stem}
             }
-        self.documents.append(Document(url, counts, forms, _clean_title(record.get("title"))))
+        self.pages.append(url, counts, forms, _clean_title(record.get("title")))
         return None
 
-    def finish(self) -> tuple[list[Document], InputReport]:
+    def finish(self) -> tuple[PageCollection, InputReport]:
         """Return the collected pages and the counts of what was left out."""
-        return self.documents, self.report
+        return self.pages, self.report
 
 
 def _clean_title(title: Any) -> str | None:
@@ -166,10 +170,11 @@ def _clean_keywords(keywords: Any) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class ClusteringResult:
-    """The fitted clusters of a collection, in the order of ``documents``."""
+    """The fitted clusters of a collection, in the order the pages came in."""
 
     params: ClusteringParams
-    documents: tuple[Document, ...]
+    urls: tuple[str, ...]  # the pages clustered, in the rows' order
+    titles: tuple[str | None, ...]  # their titles (None: none given), for the report
     input_report: InputReport
     n_clusters_requested: int | str
     membership: NDArray[np.float64]  # documents x clusters
@@ -192,33 +197,33 @@ class ClusteringResult:
 
 
 def cluster_documents(
-    documents: Iterable[Document],
+    documents: PageCollection | Iterable[Document],
     params: ClusteringParams | None = None,
     input_report: InputReport | None = None,
     on_candidate: Callable[[CandidateScore], None] | None = None,
 ) -> ClusteringResult:
     """Cluster the documents; an empty or tiny collection gives a valid, possibly empty result.
 
-    The documents are clustered in the order of their URLs (then keywords), not in the order
-    they came in: the same pages give the same clusters whatever the order a crawl delivered
-    them in. The result lists them in the order they came in.
+    The documents are clustered in the order of their URLs, not in the order they came in: the
+    same pages give the same clusters whatever the order a crawl delivered them in. The result
+    lists them in the order they came in.
     """
     params = params or ClusteringParams()
     report = input_report if input_report is not None else InputReport()
-    incoming = list(documents)
-    arrival = sorted(range(len(incoming)), key=lambda index: _document_order(incoming[index]))
-    kept = [incoming[index] for index in arrival]
-    tfidf = tfidf_vectors(
-        [document.keywords for document in kept],
-        min_df=params.min_df,
-        max_df=params.max_df,
-        max_features=params.max_features,
+    pages = documents if isinstance(documents, PageCollection) else _collect(documents)
+    tfidf = pages.take_tfidf(
+        min_df=params.min_df, max_df=params.max_df, max_features=params.max_features
     )
+    # Rows in URL order: the same pages give the same clusters whatever order they came in.
+    arrival = sorted(range(len(pages.urls)), key=pages.urls.__getitem__)
+    if arrival != list(range(len(arrival))):
+        tfidf = TfidfMatrix(tfidf.matrix[arrival], tfidf.terms, tfidf.idf)
     has_terms = np.diff(tfidf.matrix.indptr) > 0
+    kept = [pages.urls[index] for index in arrival]
     if not has_terms.all():
         for _ in range(int((~has_terms).sum())):
             report.skip("no_shared_keywords")
-        kept = [document for document, keep in zip(kept, has_terms, strict=True) if keep]
+        kept = [url for url, keep in zip(kept, has_terms, strict=True) if keep]
         arrival = [index for index, keep in zip(arrival, has_terms, strict=True) if keep]
         tfidf = TfidfMatrix(tfidf.matrix[has_terms], tfidf.terms, tfidf.idf)
     if not kept:
@@ -255,14 +260,13 @@ def cluster_documents(
     order = _clusters_by_size(membership)
     membership = membership[:, order]
     centers = np.asarray(model.cluster_centers_)[order]
-    top_keywords = _top_keywords(
-        tfidf, membership, params.fuzziness, params.top_keywords, tuple(kept)
-    )
+    top_keywords = _top_keywords(tfidf, membership, params.fuzziness, params.top_keywords, pages)
     positions = map_positions(data, centers)
     as_arrived = np.argsort(np.asarray(arrival), kind="stable")
     return ClusteringResult(
         params=params,
-        documents=tuple(kept[index] for index in as_arrived),
+        urls=tuple(kept[index] for index in as_arrived),
+        titles=tuple(pages.titles[arrival[index]] for index in as_arrived),
         input_report=report,
         n_clusters_requested=params.n_clusters,
         membership=membership[as_arrived],
@@ -279,8 +283,11 @@ def cluster_documents(
     )
 
 
-def _document_order(document: Document) -> tuple[str, list[tuple[str, float]]]:
-    return document.url, sorted(document.keywords.items())
+def _collect(documents: Iterable[Document]) -> PageCollection:
+    pages = PageCollection()
+    for document in documents:
+        pages.append(document.url, document.keywords, document.forms, document.title)
+    return pages
 
 
 def _estimator(params: ClusteringParams, n_clusters: int) -> FuzzyCMeans:
@@ -303,7 +310,8 @@ def _estimator(params: ClusteringParams, n_clusters: int) -> FuzzyCMeans:
 def _empty_result(params: ClusteringParams, report: InputReport) -> ClusteringResult:
     return ClusteringResult(
         params=params,
-        documents=(),
+        urls=(),
+        titles=(),
         input_report=report,
         n_clusters_requested=params.n_clusters,
         membership=np.zeros((0, 0)),
@@ -346,7 +354,7 @@ def _top_keywords(
     membership: NDArray[np.float64],
     m: float,
     count: int,
-    documents: tuple[Document, ...],
+    pages: PageCollection,
 ) -> tuple[tuple[TopKeyword, ...], ...]:
     """Return each cluster's heaviest stems in the ``u^m``-weighted mean tf-idf row."""
     weights = (membership**m).astype(np.float32)
@@ -355,26 +363,10 @@ def _top_keywords(
     for row in means:
         top = np.argsort(-row, kind="stable")[:count]
         tops.append([(tfidf.terms[i], float(row[i])) for i in top if row[i] > 0])
-    terms = _surface_terms({stem for top in tops for stem, _weight in top}, documents)
+    terms = pages.surface_terms({stem for top in tops for stem, _weight in top})
     return tuple(
         tuple(TopKeyword(terms[stem], stem, weight) for stem, weight in top) for top in tops
     )
-
-
-def _surface_terms(stems: set[str], documents: tuple[Document, ...]) -> dict[str, str]:
-    """Return each stem's most frequent surface form over the pages whose text was given (the
-    stem itself when none was; ties go to the alphabetically first form)."""
-    votes: dict[str, dict[str, float]] = {stem: {} for stem in stems}
-    for document in documents:
-        if document.forms is None:
-            continue
-        for stem in stems.intersection(document.keywords):
-            for form, count in document.forms.get(stem, {stem: document.keywords[stem]}).items():
-                votes[stem][form] = votes[stem].get(form, 0.0) + count
-    return {
-        stem: min(counts.items(), key=lambda item: (-item[1], item[0]))[0] if counts else stem
-        for stem, counts in votes.items()
-    }
 
 
 def map_positions(data: Matrix, centers: NDArray[Any]) -> NDArray[np.float64]:

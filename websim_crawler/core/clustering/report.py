@@ -1,14 +1,24 @@
-"""The clusters report: the JSON document and a self-contained HTML page built from a result."""
+"""The clusters report: the JSON document and a self-contained HTML page built from a result.
+
+The JSON file is written in pieces (``report_chunks``): a million pages' report is never one
+string, yet its text is the one ``json.dumps(build_report(result), indent=2)`` gives.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import html
+import json
 import math
+import os
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from websim_crawler.core.clustering.job import ClusteringResult
+from websim_crawler.core.io import atomic_write_pair, atomic_writer
 from websim_crawler.core.urls import is_http_url
 
 MEMBERSHIP_DIGITS = 6
@@ -62,17 +72,17 @@ def build_report(result: ClusteringResult) -> dict[str, Any]:
                     }
                     for keyword in result.top_keywords[cluster]
                 ],
-                "members": [result.documents[i].url for i in members],
+                "members": [result.urls[i] for i in members],
             }
         )
     documents = [
         {
-            "url": document.url,
-            "title": document.title,
+            "url": url,
+            "title": result.titles[row],
             "cluster": int(labels[row]),
             "memberships": [round(float(u), MEMBERSHIP_DIGITS) for u in membership[row]],
         }
-        for row, document in enumerate(result.documents)
+        for row, url in enumerate(result.urls)
     ]
     validity: dict[str, Any] = {key: _json_number(value) for key, value in result.validity.items()}
     if result.candidates:
@@ -99,11 +109,105 @@ def build_report(result: ClusteringResult) -> dict[str, Any]:
         "documents": documents,
         "input": {
             "pages": report.pages,
-            "clustered": len(result.documents),
+            "clustered": len(result.urls),
             "skipped": dict(sorted(report.skipped.items())),
             "notes": list(report.notes),
         },
     }
+
+
+# Documents of the report turned into text at a time.
+DOCUMENTS_PER_CHUNK = 2000
+
+
+def write_report(
+    path: str | os.PathLike[str],
+    result: ClusteringResult,
+    html_path: str | os.PathLike[str] | None = None,
+    html_text: str = "",
+) -> None:
+    """Write the JSON report (streamed) and, when ``html_path`` is given, the HTML page with it
+    as one atomic pair."""
+    if html_path is None:
+        with atomic_writer(path) as handle:
+            handle.writelines(report_chunks(result))
+    else:
+        atomic_write_pair((path, "".join(report_chunks(result))), (html_path, html_text))
+
+
+def report_chunks(result: ClusteringResult) -> Iterator[str]:
+    """Yield the text of ``json.dumps(build_report(result), ensure_ascii=False, indent=2)``
+    plus a newline, in pieces: the clusters' members and the documents a chunk at a time."""
+    labels = result.labels
+    small_parts = dataclasses.replace(result, urls=(), membership=result.membership[:0])
+    report = build_report(small_parts)  # everything but the pages: params, validity, input
+    report["input"]["clustered"] = len(result.urls)
+    yield "{"
+    for position, (key, value) in enumerate(report.items()):
+        yield ("," if position else "") + f"\n  {_json(key)}: "
+        if key == "clusters" and value:
+            yield "["
+            for cluster, summary in enumerate(value):
+                yield from _cluster_chunks(result, labels, cluster, summary)
+            yield "\n  ]"
+        elif key == "documents" and result.urls:
+            yield "["
+            for start in range(0, len(result.urls), DOCUMENTS_PER_CHUNK):
+                yield _documents_text(result, labels, start, start + DOCUMENTS_PER_CHUNK)
+            yield "\n  ]"
+        else:
+            yield _indented(value, 1)
+    yield "\n}\n"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _indented(value: Any, level: int) -> str:
+    """Return ``value`` as ``json.dumps(indent=2)`` writes it ``level`` levels deep."""
+    return json.dumps(value, ensure_ascii=False, indent=2).replace("\n", "\n" + "  " * level)
+
+
+def _cluster_chunks(
+    result: ClusteringResult, labels: NDArray[np.intp], cluster: int, summary: dict[str, Any]
+) -> Iterator[str]:
+    """Yield one cluster of the ``clusters`` list, its members a chunk at a time."""
+    members = np.flatnonzero(labels == cluster)
+    members = members[np.argsort(-result.membership[members, cluster], kind="stable")]
+    head = {key: value for key, value in summary.items() if key != "members"}
+    head["size"] = len(members)
+    opening = _indented(head, 2)[: -len("\n    }")]  # the members go before the closing brace
+    yield ("," if cluster else "") + "\n    " + opening + ',\n      "members": '
+    if not len(members):
+        yield "[]\n    }"
+        return
+    yield "["
+    for start in range(0, len(members), DOCUMENTS_PER_CHUNK):
+        chunk = members[start : start + DOCUMENTS_PER_CHUNK].tolist()
+        yield ("," if start else "") + ",".join(
+            "\n        " + _json(result.urls[row]) for row in chunk
+        )
+    yield "\n      ]\n    }"
+
+
+def _documents_text(
+    result: ClusteringResult, labels: NDArray[np.intp], start: int, end: int
+) -> str:
+    """Return the documents ``start``..``end`` of the ``documents`` list as text."""
+    rows = result.membership[start:end]
+    # json writes a finite float as its repr, and NaN/Infinity by name
+    number = repr if np.isfinite(rows).all() else _json
+    parts = []
+    for offset, memberships in enumerate(rows.tolist()):
+        row = start + offset
+        numbers = ",".join("\n        " + number(round(u, MEMBERSHIP_DIGITS)) for u in memberships)
+        parts.append(
+            f'{"," if row else ""}\n    {{\n      "url": {_json(result.urls[row])},'
+            f'\n      "cluster": {int(labels[row])},'
+            f'\n      "memberships": [{numbers}\n      ]\n    }}'
+        )
+    return "".join(parts)
 
 
 def render_html(result: ClusteringResult, title: str = "websim clusters") -> str:
@@ -173,7 +277,7 @@ def _colour(cluster: int) -> str:
 
 def _map_svg(result: ClusteringResult, width: int = 640, height: int = 420) -> str:
     positions = result.positions
-    rows = np.arange(len(result.documents))
+    rows = np.arange(len(result.urls))
     if len(rows) > HTML_MAX_POINTS:
         rows = np.random.default_rng(0).choice(rows, HTML_MAX_POINTS, replace=False)
     margin = 12.0
@@ -185,7 +289,7 @@ def _map_svg(result: ClusteringResult, width: int = 640, height: int = 420) -> s
     strength = result.membership.max(axis=1)
     circles = []
     for row in rows:
-        url = html.escape(result.documents[row].title or result.documents[row].url)
+        url = html.escape(result.titles[row] or result.urls[row])
         circles.append(
             f'<circle cx="{scaled_x[row]:.1f}" cy="{scaled_y[row]:.1f}" r="4" '
             f'fill="{_colour(int(labels[row]))}" fill-opacity="{0.25 + 0.75 * strength[row]:.2f}">'
@@ -196,8 +300,8 @@ def _map_svg(result: ClusteringResult, width: int = 640, height: int = 420) -> s
         "Each dot is a page, placed by its projection on the two main axes of the cluster "
         "centres, coloured by its cluster; paler dots have a weaker largest membership."
     )
-    if len(rows) < len(result.documents):
-        caption += f" {len(rows)} of {len(result.documents)} pages are drawn."
+    if len(rows) < len(result.urls):
+        caption += f" {len(rows)} of {len(result.urls)} pages are drawn."
     return (
         "<section><h2>Map of the pages</h2>"
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
@@ -233,14 +337,14 @@ def _cluster_html(result: ClusteringResult, cluster: dict[str, Any]) -> str:
         f"{html.escape(keyword['term'])} ({keyword['weight']:.3f})"
         for keyword in cluster["top_keywords"]
     )
-    index_of = {document.url: row for row, document in enumerate(result.documents)}
+    index_of = {url: row for row, url in enumerate(result.urls)}
     items = []
     for url in cluster["members"][:HTML_MEMBERS_PER_CLUSTER]:
         row = index_of[url]
         membership = result.membership[row, cluster_id]
         escaped = html.escape(url)
-        name = html.escape(result.documents[row].title or url)
-        address = f" <small>{escaped}</small>" if result.documents[row].title else ""
+        name = html.escape(result.titles[row] or url)
+        address = f" <small>{escaped}</small>" if result.titles[row] else ""
         # Only an http(s) URL is a link: a feed's javascript: or data: URL stays plain text.
         shown = f'<a href="{escaped}">{name}</a>' if is_http_url(url) else name
         items.append(f"<li>{shown}{address} <small>{membership:.2f}</small></li>")
