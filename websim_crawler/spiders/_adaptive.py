@@ -88,6 +88,8 @@ class AdaptiveRendering:
             return response
         group = self.choices.group_of(kind, request.url)
         spider: Any = self.crawler.spider
+        if response.request is None:  # as the engine ties it after the downloader: the spider
+            response.request = request  # reads the page's query from its meta
         measured = spider.page_yield(response, kind)
         if plan == "plain":
             if not self.choices.needs_recheck(group, measured):
