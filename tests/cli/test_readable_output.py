@@ -166,7 +166,7 @@ def test_the_html_report_names_members_by_their_titles() -> None:
     for url, keywords, title in pages:
         record = {"url": url, "kind": "page", "keywords": keywords, "title": title}
         assert collector.add(record) is None
-    result = cluster_documents(collector.documents, ClusteringParams(n_clusters=2))
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=2))
     page = render_html(result)
     assert '<a href="http://a/1">Apple pie recipes</a> <small>http://a/1</small>' in page
     assert '<a href="http://a/2">http://a/2</a> <small>' in page  # no title: the URL

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import serve_directory
 
-from tests.conftest import serve_directory
 from websim_crawler.commands.crawl import crawl_failure
 
 REPO = Path(__file__).resolve().parents[2]

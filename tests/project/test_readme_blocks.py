@@ -24,8 +24,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import serve_directory
 
-from tests.conftest import serve_directory
 from websim_crawler.demo.site import DemoSite
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -56,7 +56,6 @@ BLOCKS = {
     'ITEM_PIPELINES = {\n    "websim_crawler.pipelines.PageAnalysisPipeline": 300,\n    '
     '"websim_crawler.pipelines.similarity': "python",
     '{\n  "params"': "json",
-    "from websim_crawler.similarity import StageCombiner": "python",
     "websim compare A B": "run",
     "websim neardup pages.jsonl -o neardup.json                 # exact": "run",
     '{"pairs"': "json",
@@ -74,8 +73,9 @@ def readme_blocks() -> list[tuple[str, str]]:
     return [(match.group(1), match.group(2)) for match in BLOCK.finditer(README)]
 
 
-def block(first_line: str) -> str:
-    [text] = [text for _language, text in readme_blocks() if text.startswith(first_line)]
+def block(first_line: str, document: str = README) -> str:
+    blocks = [match.group(2) for match in BLOCK.finditer(document)]
+    [text] = [text for text in blocks if text.startswith(first_line)]
     return text
 
 
@@ -289,13 +289,19 @@ def test_the_pipeline_settings_blocks_build_their_pipelines(
             assert build_from_crawler(load_object(path), crawler) is not None
 
 
-def test_the_stage_weights_block_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_stage_weights_block_of_the_docs_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README links this block (docs/similarity.md, "Fitted stage weights")."""
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(0)
     labels = np.array([1, 0] * 20)
     stage_scores = np.clip(rng.normal(0.3 + 0.4 * labels[:, None], 0.1, (40, 4)), 0, 1)
     exec(
-        block("from websim_crawler.similarity import StageCombiner"),
+        block(
+            "from websim_crawler.similarity import StageCombiner",
+            (ROOT / "docs" / "similarity.md").read_text(encoding="utf-8"),
+        ),
         {"stage_scores": stage_scores, "labels": labels},
     )
     weights = json.loads((tmp_path / "weights.json").read_text())

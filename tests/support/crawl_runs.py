@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from typing import Any
 
 from scrapy.utils.test import get_crawler
 
+from websim_crawler.core.io import iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.pipelines._collection import CollectionPipeline
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
@@ -72,3 +74,19 @@ def serve_slow_demo(delay: float) -> tuple[ThreadingHTTPServer, str]:
     server.daemon_threads = True
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def crawl(spider: str, output: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m scrapy crawl`` from the repository root (where scrapy.cfg is)."""
+    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", str(output)]
+    command += [*arguments, "-s", "LOG_LEVEL=INFO"]
+    environment = {
+        key: value for key, value in os.environ.items() if key != "SCRAPY_SETTINGS_MODULE"
+    }
+    return subprocess.run(
+        command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=300
+    )
+
+
+def read_pages(path: Path) -> list[dict[str, Any]]:
+    return list(iter_jsonl(path))

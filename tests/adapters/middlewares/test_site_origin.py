@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from scrapy.utils.test import get_crawler
-from tests.test_spiders_crawl import crawl, read_pages
+from support.crawl_runs import crawl, read_pages
 
 from websim_crawler.core.urls import origin_of
 from websim_crawler.spiders.deepweb import DeepWebSpider

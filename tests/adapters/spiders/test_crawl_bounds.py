@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
+from support.crawl_runs import crawl, read_pages
 from support.hostile_generators import blank_png
-from tests.test_spiders_crawl import crawl, read_pages
 
 from websim_crawler.core.crawling import NextPage
 from websim_crawler.core.similarity import SimilarityParams

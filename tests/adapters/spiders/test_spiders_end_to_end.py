@@ -6,20 +6,17 @@ import base64
 import functools
 import json
 import os
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qsl
 
 import pytest
+from support.crawl_runs import crawl, read_pages
 
 from websim_crawler.cli import main
 from websim_crawler.core.html import parse_html
-from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.text import stemmer
 from websim_crawler.demo.site import Archive, DemoSite
 
@@ -59,22 +56,6 @@ def static_site() -> Iterator[tuple[str, list[str]]]:
 def demo_site() -> Iterator[str]:
     with DemoSite() as site:
         yield site.url
-
-
-def crawl(spider: str, output: Path, *arguments: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m scrapy crawl`` from the repository root (where scrapy.cfg is)."""
-    command = [sys.executable, "-m", "scrapy", "crawl", spider, "-O", str(output)]
-    command += [*arguments, "-s", "LOG_LEVEL=INFO"]
-    environment = {
-        key: value for key, value in os.environ.items() if key != "SCRAPY_SETTINGS_MODULE"
-    }
-    return subprocess.run(
-        command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=300
-    )
-
-
-def read_pages(path: Path) -> list[dict[str, Any]]:
-    return list(iter_jsonl(path))
 
 
 def test_deepweb_get_form_pagination_and_records(

@@ -405,9 +405,7 @@ def test_the_html_report_links_only_http_urls() -> None:
     collector = collect(
         [(url, "record", counts) for url, counts in zip(urls, documents, strict=True)]
     )
-    result = cluster_documents(
-        collector.documents, ClusteringParams(n_clusters=2), collector.report
-    )
+    result = cluster_documents(collector.pages, ClusteringParams(n_clusters=2), collector.report)
     page = render_html(result)
     assert 'href="javascript:' not in page and 'href="data:' not in page
     assert "<li>javascript:alert(1) <small>" in page
@@ -461,14 +459,12 @@ def test_clusters_do_not_depend_on_the_order_pages_arrive_in() -> None:
     pages = [Document(f"http://site/{i}", counts) for i, counts in enumerate(documents)]
     params = ClusteringParams(n_clusters="auto", max_clusters=10)
     first = cluster_documents(pages, params)
-    by_url = dict(zip((page.url for page in first.documents), first.labels, strict=True))
+    by_url = dict(zip(first.urls, first.labels, strict=True))
     for seed in (1, 2):
         shuffled = list(pages)
         np.random.default_rng(seed).shuffle(shuffled)
         again = cluster_documents(shuffled, params)
-        assert [page.url for page in again.documents] == [page.url for page in shuffled]
+        assert list(again.urls) == [page.url for page in shuffled]  # as they came in
         assert again.n_clusters == first.n_clusters
-        assert {
-            page.url: label for page, label in zip(again.documents, again.labels, strict=True)
-        } == by_url
+        assert dict(zip(again.urls, again.labels, strict=True)) == by_url
         assert again.top_keywords == first.top_keywords

@@ -139,7 +139,9 @@ def report_chunks(result: ClusteringResult) -> Iterator[str]:
     """Yield the text of ``json.dumps(build_report(result), ensure_ascii=False, indent=2)``
     plus a newline, in pieces: the clusters' members and the documents a chunk at a time."""
     labels = result.labels
-    small_parts = dataclasses.replace(result, urls=(), membership=result.membership[:0])
+    small_parts = dataclasses.replace(
+        result, urls=(), titles=(), membership=result.membership[:0]
+    )
     report = build_report(small_parts)  # everything but the pages: params, validity, input
     report["input"]["clustered"] = len(result.urls)
     yield "{"
@@ -204,6 +206,7 @@ def _documents_text(
         numbers = ",".join("\n        " + number(round(u, MEMBERSHIP_DIGITS)) for u in memberships)
         parts.append(
             f'{"," if row else ""}\n    {{\n      "url": {_json(result.urls[row])},'
+            f'\n      "title": {_json(result.titles[row])},'
             f'\n      "cluster": {int(labels[row])},'
             f'\n      "memberships": [{numbers}\n      ]\n    }}'
         )
