@@ -139,9 +139,7 @@ def report_chunks(result: ClusteringResult) -> Iterator[str]:
     """Yield the text of ``json.dumps(build_report(result), ensure_ascii=False, indent=2)``
     plus a newline, in pieces: the clusters' members and the documents a chunk at a time."""
     labels = result.labels
-    small_parts = dataclasses.replace(
-        result, urls=(), titles=(), membership=result.membership[:0]
-    )
+    small_parts = dataclasses.replace(result, urls=(), titles=(), membership=result.membership[:0])
     report = build_report(small_parts)  # everything but the pages: params, validity, input
     report["input"]["clustered"] = len(result.urls)
     yield "{"
