@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-import random
 import re
 import subprocess
 import sys
@@ -48,6 +47,7 @@ from support.database_browser import (  # noqa: E402
     ROW_PATH,
     Row,
     build_database,
+    clusterings_in_shuffled_orders,
     datasette,
     generated_rows,
     matching_rows,
@@ -106,19 +106,6 @@ def websim_labels(feed: Path, urls: list[str], k: int, seed: int, folder: Path) 
     return [cluster_of.get(url, -1) for url in urls]
 
 
-def same_clusters_shuffled(feed: Path, folder: Path) -> bool:
-    lines = feed.read_text(encoding="utf-8").splitlines()
-    seen = []
-    for seed in (0, 1, 2):
-        random.Random(seed).shuffle(lines)
-        shuffled, output = folder / f"shuffled-{seed}.jsonl", folder / f"shuffled-{seed}.json"
-        shuffled.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        assert websim(["cluster", str(shuffled), "-o", str(output)]) == 0
-        report = json.loads(output.read_text(encoding="utf-8"))
-        seen.append({frozenset(cluster["members"]) for cluster in report["clusters"]})
-    return seen[0] == seen[1] == seen[2]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--generated", type=int, default=0, help="N generated rows, not big9")
@@ -171,7 +158,8 @@ def main() -> None:
             scores["websim"].append(normalized_mutual_info_score(truth, ours))
             theirs = kmeans(tfidf, k, seed)
             scores["trafilatura+tf-idf+k-means"].append(normalized_mutual_info_score(truth, theirs))
-        order_free = same_clusters_shuffled(feed, folder)
+        clusterings = clusterings_in_shuffled_orders(feed, folder)
+        order_free = clusterings[0] == clusterings[1] == clusterings[2]
     diagnosis = dict(re.findall(r"'(websim/diagnosis/[^']+)': (\d+)", log))
     kinds = Counter(page["kind"] for page in pages)
     print(f"rows: {len(rows)}, queries: {len(queries)}, rows listed for them: {len(listed)}")

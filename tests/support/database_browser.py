@@ -8,6 +8,7 @@ are known, so a crawl's records can be checked against what the application list
 
 from __future__ import annotations
 
+import json
 import random
 import socket
 import sqlite3
@@ -130,3 +131,22 @@ def datasette(path: Path, log: Path) -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def clusterings_in_shuffled_orders(
+    feed: Path, folder: Path, seeds: Sequence[int] = (0, 1, 2)
+) -> list[set[frozenset[str]]]:
+    """Cluster ``feed`` with its lines in shuffled orders; return each run's clusters (URLs)."""
+    from websim_crawler.cli import main
+
+    lines = feed.read_text(encoding="utf-8").splitlines()
+    clusterings = []
+    for seed in seeds:
+        random.Random(seed).shuffle(lines)
+        shuffled, output = folder / f"feed-{seed}.jsonl", folder / f"clusters-{seed}.json"
+        shuffled.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if main(["cluster", str(shuffled), "-o", str(output), "--no-progress"]) != 0:
+            raise RuntimeError(f"websim cluster failed on {shuffled}")
+        report = json.loads(output.read_text(encoding="utf-8"))
+        clusterings.append({frozenset(cluster["members"]) for cluster in report["clusters"]})
+    return clusterings

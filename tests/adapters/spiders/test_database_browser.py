@@ -7,9 +7,7 @@ rows the test wrote, so the records the application lists for each query are kno
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import random
 import re
 import subprocess
 import sys
@@ -24,12 +22,12 @@ from support.database_browser import (
     ROW_PATH,
     Row,
     build_database,
+    clusterings_in_shuffled_orders,
     datasette,
     generated_rows,
     matching_rows,
 )
 
-from websim_crawler.cli import main
 from websim_crawler.core.crawling import find_records, next_page
 from websim_crawler.core.html import parse_html
 from websim_crawler.core.io import iter_jsonl
@@ -129,14 +127,6 @@ def test_rows_shown_in_full_on_result_pages_keep_their_text(crawl: Crawl) -> Non
 
 
 def test_clusters_are_the_same_in_any_feed_order(crawl: Crawl, tmp_path: Path) -> None:
-    lines = crawl.feed.read_text(encoding="utf-8").splitlines()
-    clusterings = []
-    for seed in (0, 1, 2):
-        random.Random(seed).shuffle(lines)
-        shuffled, output = tmp_path / f"feed-{seed}.jsonl", tmp_path / f"clusters-{seed}.json"
-        shuffled.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        assert main(["cluster", str(shuffled), "-o", str(output)]) == 0
-        report = json.loads(output.read_text(encoding="utf-8"))
-        clusterings.append({frozenset(cluster["members"]) for cluster in report["clusters"]})
+    clusterings = clusterings_in_shuffled_orders(crawl.feed, tmp_path)
     assert len(clusterings[0]) >= 2
     assert clusterings[0] == clusterings[1] == clusterings[2]
