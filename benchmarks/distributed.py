@@ -45,7 +45,9 @@ Usage::
     .venv/bin/python benchmarks/distributed.py
     .venv/bin/python benchmarks/distributed.py --part crawl --pages 300 --delay 0.1
     .venv/bin/python benchmarks/distributed.py --part kill --pages 400 --kill-after 60
-    .venv/bin/python benchmarks/distributed.py --part kills --kills 20 --article-pages 24
+    .venv/bin/python benchmarks/distributed.py --part kills --kills 20 --article-pages 24 \
+        --articles ../shared/datasets/article-extraction-benchmark/html \
+        --articles <trafilatura-eval's tests folder, unpacked>
     .venv/bin/python benchmarks/distributed.py --part frontier --fingerprints 1000000,10000000
 """
 
@@ -64,7 +66,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -307,17 +309,29 @@ KILL_WINDOWS = (("early", 0.05, 0.33), ("mid", 0.33, 0.8), ("close", 0.8, 1.0), 
 """Where kills land: a share of the site's pages written, or (stages) after the last one."""
 
 
-def article_pages(folder: Path, count: int) -> tuple[list[bytes], list[float]]:
-    """Return ``count`` real pages whose analysis takes 20-200 ms here, and those times."""
+def article_pages(folders: Sequence[Path], count: int) -> tuple[list[bytes], list[float]]:
+    """Return ``count`` real pages whose analysis takes 20-200 ms here, and those times.
+
+    The pages are the ``.html`` and ``.html.gz`` files under ``folders``; most real pages take
+    less than 20 ms, so large sets (trafilatura-eval's pages too) may be needed to find enough.
+    """
     from websim_crawler.core.page import analyse_page
 
     timed = []
     analyse_page("<html><body><p>warm up</p></body></html>", "http://example.org/")
-    paths = sorted(folder.glob("*.html.gz"))
+    paths = sorted(
+        path
+        for folder in folders
+        for pattern in ("*.html", "*.html.gz")
+        for path in folder.rglob(pattern)
+    )
     if not paths:
-        raise SystemExit(f"no html.gz pages in {folder}: give --articles")
+        raise SystemExit(
+            f"no .html or .html.gz pages in {', '.join(map(str, folders))}: give --articles"
+        )
     for path in paths:
-        html = gzip.decompress(path.read_bytes())
+        html = path.read_bytes()
+        html = gzip.decompress(html) if path.suffix == ".gz" else html
         started = time.perf_counter()
         try:
             analyse_page(html, "http://example.org/article")
@@ -518,7 +532,7 @@ def redis_kill(
 
 
 def random_kills_part(
-    articles: Path, kills: int, article_count: int, delay: float, lease: float
+    articles: Sequence[Path], kills: int, article_count: int, delay: float, lease: float
 ) -> None:
     from websim_crawler.distributed.local import LocalRedis
 
@@ -712,7 +726,13 @@ def main() -> None:
     parser.add_argument("--lease", type=float, default=5.0, help="(c): WEBSIM_REDIS_LEASE")
     parser.add_argument("--kills", type=int, default=20, help="(d): kills per frontier")
     parser.add_argument("--article-pages", type=int, default=48, help="(d): site size")
-    parser.add_argument("--articles", type=Path, default=ARTICLES, help="(d): html.gz folder")
+    parser.add_argument(
+        "--articles",
+        type=Path,
+        action="append",
+        help="(d): a folder of real .html/.html.gz pages (repeatable; default: "
+        "article-extraction-benchmark's)",
+    )
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--chunk-rows", type=int, default=25_000)
     parser.add_argument(
@@ -726,7 +746,9 @@ def main() -> None:
     if args.part in ("all", "kill"):
         kill_part(args.pages, args.delay, args.concurrency, args.kill_after, args.lease)
     if args.part in ("all", "kill", "kills"):  # kills: round (d) alone
-        random_kills_part(args.articles, args.kills, args.article_pages, args.delay, args.lease)
+        random_kills_part(
+            args.articles or [ARTICLES], args.kills, args.article_pages, args.delay, args.lease
+        )
     if args.part in ("all", "clustering"):
         clustering_part(args.rows, args.chunk_rows)
     if args.part in ("all", "frontier"):

@@ -25,6 +25,12 @@ from datasketch import MinHash, MinHashLSH
 from websim_crawler.core.similarity.compare import PageFeatures, compare_pages
 from websim_crawler.core.similarity.links import LinkGraph
 from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.questions import QUESTIONS
+from websim_crawler.core.similarity.templates import (
+    CHROME_MIN_PAGES,
+    chrome_classes,
+    template_class_similarity,
+)
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
 from websim_crawler.core.urls import page_key
 
@@ -212,6 +218,47 @@ def _with_identical_pages(groups: list[list[int]], identical: list[list[int]]) -
     return sorted(merged, key=lambda group: (-len(group), group[0]))
 
 
+PairJudge = Callable[[int, int], dict[str, Any] | None]
+
+
+def _pair_judge(pages: Sequence[PageFeatures], params: SimilarityParams) -> PairJudge:
+    """Return what judges a pair of ``pages``: its scores when similar, else None.
+
+    The stages (``compare_pages``) judge, except for a question with a template classes
+    threshold in a collection of at least ``CHROME_MIN_PAGES`` pages: there two pages that use
+    class names are judged by their template classes with the collection's chrome discounted
+    (``templates``); pages without a class name fall back to the stages.
+    """
+    idf = InverseDocumentFrequency.fit(page.keywords for page in pages)
+
+    def by_stages(first: int, second: int) -> dict[str, Any] | None:
+        report = compare_pages(pages[first], pages[second], params.pairs_mode, params, idf)
+        if report.verdict != "similar":
+            return None
+        return {
+            "combined_score": report.combined_score,
+            "scores": {r.stage: r.score for r in report.stages},
+        }
+
+    question = QUESTIONS.get(params.question)
+    threshold = question.template_classes_threshold if question else None
+    if threshold is None or len(pages) < CHROME_MIN_PAGES:
+        return by_stages
+    classes = [None if page.document is None else page.document.classes for page in pages]
+    chrome = chrome_classes(names for names in classes if names is not None)
+
+    def by_template_classes(first: int, second: int) -> dict[str, Any] | None:
+        own, other = classes[first], classes[second]
+        if not own or not other:  # no document, or a page without class names
+            return None if own is None or other is None else by_stages(first, second)
+        score = template_class_similarity(own, other, chrome)
+        if score < threshold:
+            return None
+        return {"combined_score": score, "scores": {"template_classes": score}}
+
+    return by_template_classes
+
+
 def find_similar_pairs(
     pages: Sequence[PageFeatures],
     params: SimilarityParams | None = None,
@@ -255,22 +302,15 @@ def find_similar_pairs(
         capped_buckets,
     )
     attach_predecessors(pages)
-    idf = InverseDocumentFrequency.fit(page.keywords for page in pages)
+    judge = _pair_judge(pages, params)
     similar: list[dict[str, Any]] = []
     linked: list[tuple[int, int]] = []
     for first, second in progress(candidates) if progress else candidates:
-        report = compare_pages(pages[first], pages[second], params.pairs_mode, params, idf)
-        if report.verdict != "similar":
+        scores = judge(first, second)
+        if scores is None:
             continue
         linked.append((first, second))
-        similar.append(
-            {
-                "url_1": pages[first].url,
-                "url_2": pages[second].url,
-                "combined_score": report.combined_score,
-                "scores": {r.stage: r.score for r in report.stages},
-            }
-        )
+        similar.append({"url_1": pages[first].url, "url_2": pages[second].url, **scores})
     similar.sort(key=lambda pair: -(pair["combined_score"] or 0.0))
     groups = _with_identical_pages(page_groups(count, linked), identical)
     return SimilarPairs(
