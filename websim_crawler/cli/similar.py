@@ -72,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     more = ", ..." if len(result.groups) > 10 else ""
     capped = f", {result.capped_pairs} over the cap" if result.capped_pairs else ""
     print(
-        f"{result.question}: {len(result.groups)} groups of pages ({sizes}{more}), "
+        f"{result.question} (decided by {', '.join(result.decided_by) or 'no stage'}): "
+        f"{len(result.groups)} groups of pages ({sizes}{more}), "
         f"{result.ungrouped} pages in none; {len(result.pairs)} similar pairs among "
         f"{result.pages} pages ({result.candidate_pairs} of {result.all_pairs} pairs compared, "
         f"{result.blocking}{capped}; {len(result.identical_groups)} groups of identical pages, "

@@ -78,9 +78,10 @@ class SimilarityPipeline(CollectionPipeline):
         stats.set_value("websim/similarity/identical_groups", len(result.identical_groups))
         stats.set_value("websim/similarity/capped_buckets", result.capped_buckets)
         logger.info(
-            "%s: %d groups of similar pages, %d similar pairs of %d pages (%d candidate pairs, "
-            "%d over the cap) written to %s",
+            "%s (decided by %s): %d groups of similar pages, %d similar pairs of %d pages "
+            "(%d candidate pairs, %d over the cap) written to %s",
             result.question,
+            ", ".join(result.decided_by) or "no stage",
             len(result.groups),
             len(result.pairs),
             result.pages,

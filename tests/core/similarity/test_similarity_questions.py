@@ -146,6 +146,7 @@ def test_similar_groups_the_demo_sites_result_pages_apart_from_its_records(
     assert main(["similar", str(feed), "-o", str(out), "--no-progress"]) == 0
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["question"] == "same-template"
+    assert report["decided_by"] == ["template_classes"]
     groups = [set(group["pages"]) for group in report["groups"]]
     assert report["ungrouped"] + sum(map(len, groups)) == len(records)
     for kind in ("search", "record"):

@@ -94,7 +94,8 @@ def test_a_small_collection_and_pages_without_classes_are_judged_by_the_stages()
     few = [
         page_features(text, url=f"http://shop.test/{n}") for n, text in enumerate(one_site(2, 2))
     ]
-    assert all("layout" in pair["scores"] for pair in find_similar_pairs(few, params).pairs)
+    small = find_similar_pairs(few, params)
+    assert small.decided_by == ("layout",) and all("layout" in p["scores"] for p in small.pairs)
     plain = "<html><body><h1>Plain {n}</h1><p>No classes at all here, {n}.</p></body></html>"
     bare = [page_features(plain.format(n=n), url=f"http://old.test/{n}") for n in range(12)]
     result = find_similar_pairs(bare, params)

@@ -24,7 +24,7 @@ from datasketch import MinHash, MinHashLSH
 
 from websim_crawler.core.similarity.compare import PageFeatures, compare_pages
 from websim_crawler.core.similarity.links import LinkGraph
-from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.core.similarity.templates import (
     CHROME_MIN_PAGES,
@@ -56,11 +56,14 @@ class SimilarPairs:
     # Pages with identical tag shingles, keywords and links: one group each, compared once.
     identical_groups: tuple[tuple[str | None, ...], ...] = ()
     capped_buckets: int = 0  # LSH buckets over WEBSIM_SIMILARITY_LSH_MAX_BUCKET pages
+    # What judged the pairs: the stages that weigh in the question, or ``template_classes``.
+    decided_by: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe form."""
         return {
             "question": self.question,
+            "decided_by": list(self.decided_by),
             "pages": self.pages,
             "candidate_pairs": self.candidate_pairs,
             "capped_pairs": self.capped_pairs,
@@ -221,8 +224,11 @@ def _with_identical_pages(groups: list[list[int]], identical: list[list[int]]) -
 PairJudge = Callable[[int, int], dict[str, Any] | None]
 
 
-def _pair_judge(pages: Sequence[PageFeatures], params: SimilarityParams) -> PairJudge:
-    """Return what judges a pair of ``pages``: its scores when similar, else None.
+def _pair_judge(
+    pages: Sequence[PageFeatures], params: SimilarityParams
+) -> tuple[PairJudge, tuple[str, ...]]:
+    """Return what judges a pair of ``pages`` (its scores when similar, else None) and the names
+    of what it reads.
 
     The stages (``compare_pages``) judge, except for a question with a template classes
     threshold in a collection of at least ``CHROME_MIN_PAGES`` pages: there two pages that use
@@ -240,10 +246,15 @@ def _pair_judge(pages: Sequence[PageFeatures], params: SimilarityParams) -> Pair
             "scores": {r.stage: r.score for r in report.stages},
         }
 
+    stages = tuple(
+        stage
+        for stage, weight in zip(STAGES, params.stage_weights, strict=True)
+        if weight > 0 or params.pairs_mode != "combined"
+    )
     question = QUESTIONS.get(params.question)
     threshold = question.template_classes_threshold if question else None
     if threshold is None or len(pages) < CHROME_MIN_PAGES:
-        return by_stages
+        return by_stages, stages
     classes = [None if page.document is None else page.document.classes for page in pages]
     chrome = chrome_classes(names for names in classes if names is not None)
 
@@ -256,7 +267,7 @@ def _pair_judge(pages: Sequence[PageFeatures], params: SimilarityParams) -> Pair
             return None
         return {"combined_score": score, "scores": {"template_classes": score}}
 
-    return by_template_classes
+    return by_template_classes, ("template_classes",)
 
 
 def find_similar_pairs(
@@ -302,7 +313,7 @@ def find_similar_pairs(
         capped_buckets,
     )
     attach_predecessors(pages)
-    judge = _pair_judge(pages, params)
+    judge, decided_by = _pair_judge(pages, params)
     similar: list[dict[str, Any]] = []
     linked: list[tuple[int, int]] = []
     for first, second in progress(candidates) if progress else candidates:
@@ -327,4 +338,5 @@ def find_similar_pairs(
             tuple(pages[n].url for n in group) for group in identical if len(group) > 1
         ),
         capped_buckets=capped_buckets,
+        decided_by=decided_by,
     )
