@@ -41,6 +41,16 @@ SITE = Path(__file__).resolve().parents[1] / "support" / "site"
         ),
         ({"finish_reason": "finished"}, "no page was scraped (finish reason finished)"),
         ({"finish_reason": "shutdown"}, None),  # Ctrl-C: the user stopped it
+        # A JOBDIR crawl resumed after its last page: nothing left, its outputs from journals.
+        ({"finish_reason": "finished", "websim/jobdir/seen_before": 40}, None),
+        (
+            {
+                "finish_reason": "finished",
+                "websim/jobdir/seen_before": 40,
+                "websim/pages/failed/dns": 1,
+            },
+            "every page failed (failed dns: 1)",
+        ),
         (
             {"finish_reason": "finished", "item_scraped_count": 5, "websim/cluster/failed": 1},
             "the clusters report could not be written",

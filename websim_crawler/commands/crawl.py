@@ -51,7 +51,8 @@ def crawl_failure(stats: Mapping[str, Any], shared_frontier: bool = False) -> st
     """Return why a finished crawl counts as failed (from its stats), or ``None``.
 
     A worker on a shared frontier that scraped nothing and failed nothing found the queue
-    emptied by the other workers: that is not a failure.
+    emptied by the other workers, and a JOBDIR crawl that did so had been finished by an earlier
+    run: neither is a failure.
     """
     reason = str(stats.get("finish_reason", ""))
     if reason in FAILED_FINISH_REASONS:
@@ -69,8 +70,10 @@ def crawl_failure(stats: Mapping[str, Any], shared_frontier: bool = False) -> st
             + ", ".join(f"{what}: {count}" for what, count in sorted({**failed, **dropped}.items()))
             + ")"
         )
-    if reason == "shutdown" or shared_frontier:
-        return None  # stopped by the user (Ctrl-C), or the other workers took every request
+    if reason == "shutdown" or shared_frontier or stats.get("websim/jobdir/seen_before"):
+        # Stopped by the user (Ctrl-C), the other workers took every request, or a JOBDIR crawl
+        # resumed after its last page had been crawled (its outputs come from the journals).
+        return None
     return f"no page was scraped (finish reason {reason or 'unknown'})"
 
 

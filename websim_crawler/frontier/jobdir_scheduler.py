@@ -107,6 +107,11 @@ class SqliteFrontier:
         row = self.connection.execute("SELECT COUNT(*) FROM queue WHERE leased = 0").fetchone()
         return int(row[0])
 
+    def seen(self) -> int:
+        """Return how many distinct requests this crawl has queued, in every run."""
+        row = self.connection.execute("SELECT COUNT(*) FROM seen").fetchone()
+        return int(row[0])
+
     def in_flight(self) -> int:
         """Return how many requests are leased (after a kill: those the next run recrawls)."""
         row = self.connection.execute("SELECT COUNT(*) FROM queue WHERE leased = 1").fetchone()
@@ -163,9 +168,16 @@ class JobdirScheduler(Scheduler):
                 logger.info(
                     "JOBDIR: %d request(s) in flight when the crawl stopped, requeued", requeued
                 )
-            pending = self.frontier.pending()
+            pending, seen = self.frontier.pending(), self.frontier.seen()
+            if seen:  # an earlier run crawled: scraping nothing now is not a failure
+                self.stats.set_value("websim/jobdir/seen_before", seen)
             if pending:
                 logger.info("JOBDIR: resuming with %d queued request(s)", pending)
+            elif seen:
+                logger.info(
+                    "JOBDIR: the crawl had finished (%d request(s) seen, none left to crawl)",
+                    seen,
+                )
             elif (self.frontier.path.parent / "requests.queue").is_dir():
                 logger.warning(
                     "JOBDIR %s holds a queue written by Scrapy's own scheduler; it is not read, "

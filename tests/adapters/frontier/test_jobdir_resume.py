@@ -168,15 +168,21 @@ def test_sigterm_then_resume_gives_the_uninterrupted_pages_and_clusters(tmp_path
         assert "'finish_reason': 'shutdown'" in (resumed / "crawl.log").read_text("utf-8")
         assert len(expected) // 2 <= len(first_part) < len(expected)
         assert crawl(site.url, resumed) == 0
+        pages = list(iter_jsonl(resumed / "pages.jsonl"))
+        clusters = clusters_of(resumed)
+        assert crawl(site.url, resumed) == 0  # once more: nothing left to crawl is no failure
 
-    pages = list(iter_jsonl(resumed / "pages.jsonl"))
     assert Counter((p["kind"], p["url"]) for p in pages) == Counter(
         (p["kind"], p["url"]) for p in expected
     )  # every page once: none lost at the stop, none fetched again after it
     keywords = {p["url"]: p["keywords"] for p in expected}
     assert all(p["keywords"] == keywords[p["url"]] for p in pages)  # template memory restored
-    assert clusters_of(resumed) == clusters_of(whole)
+    assert clusters == clusters_of(whole)
     assert sum(len(members) for members in clusters_of(whole)) > 20
+    # The third run crawled nothing, and its report still covers the whole crawl (journals).
+    assert list(iter_jsonl(resumed / "pages.jsonl")) == pages
+    assert "none left to crawl" in (resumed / "crawl.log").read_text("utf-8")
+    assert clusters_of(resumed) == clusters_of(whole)
 
 
 # --- SIGKILL: the SQLite frontier ------------------------------------------------------------
