@@ -152,7 +152,8 @@ ENVIRONMENT = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
 def seed(redis_url: str, prefix: str, start_url: str) -> None:
     """Reset the crawl's keys and seed its start URL."""
     command = [sys.executable, "-m", "websim_crawler", "seed", "site", start_url]
-    subprocess.run([*command, "--redis", redis_url, "--prefix", prefix, "--reset"], check=True)
+    options = ["--redis", redis_url, "--prefix", prefix, "--reset"]
+    subprocess.run([*command, *options], check=True, stdout=subprocess.DEVNULL)
 
 
 def feed_urls(path: Path) -> list[str]:

@@ -233,7 +233,7 @@ def _pair_judge(
     The stages (``compare_pages``) judge, except for a question with a template classes
     threshold in a collection of at least ``CHROME_MIN_PAGES`` pages: there two pages that use
     class names are judged by their template classes with the collection's chrome discounted
-    (``templates``); pages without a class name fall back to the stages.
+    (``templates``); a page without class names or without HTML falls back to the stages.
     """
     idf = InverseDocumentFrequency.fit(page.keywords for page in pages)
 
@@ -260,8 +260,8 @@ def _pair_judge(
 
     def by_template_classes(first: int, second: int) -> dict[str, Any] | None:
         own, other = classes[first], classes[second]
-        if not own or not other:  # no document, or a page without class names
-            return None if own is None or other is None else by_stages(first, second)
+        if not own or not other:  # no document (the HTML dropped), or no class names
+            return by_stages(first, second)
         score = template_class_similarity(own, other, chrome)
         if score < threshold:
             return None
