@@ -54,6 +54,15 @@ class DistributedParams:
         minimum=1.0,
         maximum=3_600.0,
     )
+    socket_timeout: float = setting(
+        2.0,
+        "WEBSIM_REDIS_SOCKET_TIMEOUT",
+        "seconds a worker waits for Redis to answer one call; a call that times out (a hung "
+        "or overloaded Redis) is an outage, ridden out like a lost connection; at most half of "
+        "WEBSIM_REDIS_LEASE",
+        minimum=0.05,
+        maximum=600.0,
+    )
     max_attempts: int = setting(
         3,
         "WEBSIM_REDIS_MAX_ATTEMPTS",
@@ -95,6 +104,12 @@ class DistributedParams:
 
     def __post_init__(self) -> None:
         validate(self)
+        if self.socket_timeout > self.lease / 2:
+            raise ConfigError(
+                f"WEBSIM_REDIS_SOCKET_TIMEOUT ({self.socket_timeout:g} s) must be at most half of "
+                f"WEBSIM_REDIS_LEASE ({self.lease:g} s): a call blocked longer would let this "
+                "worker's heartbeat expire while it waits"
+            )
         if self.redis_url is not None and not self.redis_url.startswith(
             ("redis://", "rediss://", "unix://")
         ):

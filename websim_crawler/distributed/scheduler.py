@@ -44,7 +44,7 @@ from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams, redacted_url
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
 from websim_crawler.distributed.leases import CrawlStateLost, RedisLeases, Requeued
-from websim_crawler.distributed.outage import Outage, without_retries
+from websim_crawler.distributed.outage import TIMEOUTS_STAT, Outage, is_timeout, without_retries
 from websim_crawler.frontier.release import LEASE, held_leases, release_when_done
 
 logger = logging.getLogger(__name__)
@@ -292,6 +292,7 @@ class WorkerScheduler(Scheduler):
         return self._recover(time.monotonic())
 
     def _outage_began(self, error: Exception) -> None:
+        self._count_timeout(error)
         if self.outage is not None:
             return
         assert self.leases is not None
@@ -323,6 +324,7 @@ class WorkerScheduler(Scheduler):
             self._stop(REDIS_STATE_LOST, str(exc))
             return False
         except self.redis_errors as exc:
+            self._count_timeout(exc)
             outage.probe_failed(now, str(exc))
             self._give_up_if_too_long(now)
             return False
@@ -343,6 +345,10 @@ class WorkerScheduler(Scheduler):
             reconciled.requeued,
         )
         return True
+
+    def _count_timeout(self, error: Exception) -> None:
+        if is_timeout(error):
+            self._stats_inc(TIMEOUTS_STAT)
 
     def _give_up_if_too_long(self, now: float) -> None:
         assert self.outage is not None

@@ -28,7 +28,12 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from websim_crawler._imports import require
 from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams
-from websim_crawler.distributed.outage import check_reachable, redis_client
+from websim_crawler.distributed.outage import (
+    TIMEOUTS_STAT,
+    check_reachable,
+    is_timeout,
+    redis_client,
+)
 from websim_crawler.errors import InputFormatError, WebsimError
 
 logger = logging.getLogger(__name__)
@@ -50,7 +55,7 @@ class RedisSeeds:
         self.crawler = crawler
         self.params = params
         assert params.redis_url is not None
-        self.server = redis_client(params.redis_url)
+        self.server = redis_client(params.redis_url, params.socket_timeout)
         self.redis_errors: tuple[type[Exception], ...] = (require("redis").RedisError,)
         self.key = ""
         self.idle_since: float | None = None
@@ -65,7 +70,7 @@ class RedisSeeds:
         params = websim_config(crawler).distributed
         if params.redis_url is None:
             raise NotConfigured("WEBSIM_REDIS_URL is not set")
-        check_reachable(params.redis_url)
+        check_reachable(params.redis_url, params.socket_timeout)
         extension = cls(crawler, params)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_idle, signal=signals.spider_idle)
@@ -106,7 +111,9 @@ class RedisSeeds:
             if isinstance(getattr(spider, "seed_field", None), str):
                 scheduled = self._schedule_seeds(spider)  # type: ignore[arg-type]
             held = self._held_by_workers(spider.name)
-        except self.redis_errors:
+        except self.redis_errors as exc:
+            if is_timeout(exc):
+                self._stats().inc_value(TIMEOUTS_STAT)
             self.idle_since = None
             raise DontCloseSpider from None
         now = time.monotonic()
