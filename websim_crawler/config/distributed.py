@@ -172,6 +172,10 @@ class RedisKeys:
         """The requests ``worker`` holds, lease id to ``score\ndata`` (a hash)."""
         return f"{self.base}:inflight:{worker}"
 
+    def seeds_in_flight(self, worker: str) -> str:
+        """The seeds ``worker`` took whose requests are not queued yet: lease id to seed."""
+        return f"{self.base}:inflight-seeds:{worker}"
+
     def heartbeat(self, worker: str) -> str:
         """The key whose expiry tells that ``worker`` is dead."""
         return f"{self.base}:alive:{worker}"
