@@ -10,7 +10,7 @@ expires, so stopping loses no page.
 
 A Redis that accepts connections but does not answer (stopped, swapping, blocked by a long
 script) is an outage too: every client of a worker gives up on a reply after
-``WEBSIM_REDIS_SOCKET_TIMEOUT`` seconds (scrapy-redis' own default is 30 s, redis-py's none)
+``WEBSIM_REDIS_SOCKET_TIMEOUT`` seconds (scrapy-redis' own default is 30 s, redis-py 8's 5 s)
 instead of blocking the reactor, and the timeout takes the same path as a lost connection.
 
 The Redis client of a worker retries nothing by itself (redis-py's default retries a failed

@@ -182,6 +182,29 @@ def test_a_hung_redis_is_an_outage_ridden_out_not_a_blocked_worker(
     assert "Traceback" not in text and "Traceback" not in stderr
 
 
+def test_websim_seed_on_a_hung_redis_is_one_line(tmp_path: Path) -> None:
+    with LocalRedis() as server:
+        assert server.process is not None
+        server.process.send_signal(signal.SIGSTOP)
+        try:
+            command = ["seed", "site", "http://a.org/", "--redis", server.url]
+            command += ["-s", "WEBSIM_REDIS_SOCKET_TIMEOUT=0.5"]
+            done = subprocess.run(
+                [sys.executable, "-m", "websim_crawler", *command],
+                cwd=tmp_path,
+                env=ENVIRONMENT,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        finally:
+            server.process.send_signal(signal.SIGCONT)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"websim seed: error: Redis at {server.url}: Timeout reading from socket"
+    ]
+
+
 def test_a_socket_timeout_longer_than_half_the_lease_is_refused() -> None:
     assert DistributedParams(socket_timeout=2.0, lease=4.0).socket_timeout == 2.0
     with pytest.raises(ConfigError, match=r"WEBSIM_REDIS_SOCKET_TIMEOUT \(3 s\) must be at most"):

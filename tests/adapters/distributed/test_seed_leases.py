@@ -90,7 +90,8 @@ def test_a_worker_killed_right_after_taking_its_seed_loses_nothing(
         site.server.server_close()
     assert sorted(urls_of(feed)) == sorted(f"{site.url}/p/{n}" for n in range(PAGES))
     log = feed.with_suffix(".log").read_text(encoding="utf-8")
-    assert re.search(r"'websim/redis/seeds/requeued': 1\b", log), log[-3000:]
+    requeued = re.search(r"'websim/redis/seeds/requeued': (\d+)", log)
+    assert requeued is not None and int(requeued.group(1)) >= 1, log[-3000:]
     client = pytest.importorskip("redis").Redis.from_url(redis_url)
     keys = RedisKeys.of(prefix, "site")
     assert client.llen(keys.seeds) == 0
