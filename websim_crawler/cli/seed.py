@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
             delete_worker_keys(server, keys)
         with server.pipeline(transaction=True) as pipe:
             if args.reset:
-                pipe.delete(*keys.all(), *keys.bloom_layers(server))
+                pipe.unlink(*keys.all(), *keys.bloom_layers(server))
             if seeds:
                 pipe.rpush(keys.seeds, *(seed_entry(SEED_FIELDS[args.spider], s) for s in seeds))
             pipe.llen(keys.seeds)
