@@ -19,6 +19,9 @@ A feed path is checked when the crawl starts, before any request: a folder, a mi
 folder or a place that cannot be written stops the crawl with one line (exit code 1). A write
 that fails later (a full disk) logs one line, stops the crawl (finish reason
 ``feed_write_failed``, exit code 1) and drops the items after it, instead of a traceback per item.
+From that write on, the requests the engine finishes keep their leases
+(:func:`~websim_crawler.frontier.release.keep_leases`): their items are not in the feed, so a
+resumed JOBDIR crawl, or another Redis worker, crawls them again. Nothing is lost.
 
 JSON Lines feeds in UTF-8 are encoded by orjson (``OrjsonLinesItemExporter``, registered in
 ``FEED_EXPORTERS``): Scrapy's exporter spent about as much of the crawl's own process on
@@ -42,6 +45,7 @@ from scrapy.utils.defer import deferred_from_coro
 from websim_crawler.config import websim_config
 from websim_crawler.core.io import check_output_path, incomplete_marker, open_feed
 from websim_crawler.errors import OutputPathError
+from websim_crawler.frontier.release import keep_leases
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +107,7 @@ class DurableFileFeedStorage(FileFeedStorage):
         )
         if self.crawler is None or self.crawler.engine is None:
             return
+        keep_leases(self.crawler)  # this item's request, and every one after it, is crawled again
         if self.crawler.stats is not None:
             self.crawler.stats.set_value("websim/feed/write_failed", 1)
         deferred_from_coro(self.crawler.engine.close_spider_async(reason=FEED_WRITE_FAILED))

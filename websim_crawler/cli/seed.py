@@ -11,6 +11,7 @@ from websim_crawler._imports import require
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
 from websim_crawler.config.distributed import redacted_url
 from websim_crawler.distributed.leases import delete_worker_keys
+from websim_crawler.distributed.outage import redis_client
 from websim_crawler.distributed.seeds import seed_entry
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
 from websim_crawler.spiders.args import parse_http_url
@@ -75,12 +76,12 @@ def run(args: argparse.Namespace) -> int:
     keys = params.keys(args.spider)
     redis = require("redis")
     try:
-        server = redis.Redis.from_url(params.redis_url)
+        server = redis_client(params.redis_url, params.socket_timeout)  # a hung Redis: one line
         if args.reset:
             delete_worker_keys(server, keys)
         with server.pipeline(transaction=True) as pipe:
             if args.reset:
-                pipe.delete(*keys.all(), *keys.bloom_layers(server))
+                pipe.unlink(*keys.all(), *keys.bloom_layers(server))
             if seeds:
                 pipe.rpush(keys.seeds, *(seed_entry(SEED_FIELDS[args.spider], s) for s in seeds))
             pipe.llen(keys.seeds)

@@ -54,6 +54,15 @@ class DistributedParams:
         minimum=1.0,
         maximum=3_600.0,
     )
+    socket_timeout: float = setting(
+        2.0,
+        "WEBSIM_REDIS_SOCKET_TIMEOUT",
+        "seconds a worker waits for Redis to answer one call; a call that times out (a hung "
+        "or overloaded Redis) is an outage, ridden out like a lost connection; at most half of "
+        "WEBSIM_REDIS_LEASE",
+        minimum=0.05,
+        maximum=600.0,
+    )
     max_attempts: int = setting(
         3,
         "WEBSIM_REDIS_MAX_ATTEMPTS",
@@ -95,6 +104,12 @@ class DistributedParams:
 
     def __post_init__(self) -> None:
         validate(self)
+        if self.socket_timeout > self.lease / 2:
+            raise ConfigError(
+                f"WEBSIM_REDIS_SOCKET_TIMEOUT ({self.socket_timeout:g} s) must be at most half of "
+                f"WEBSIM_REDIS_LEASE ({self.lease:g} s): a call blocked longer would let this "
+                "worker's heartbeat expire while it waits"
+            )
         if self.redis_url is not None and not self.redis_url.startswith(
             ("redis://", "rediss://", "unix://")
         ):
@@ -156,6 +171,10 @@ class RedisKeys:
     def in_flight(self, worker: str) -> str:
         """The requests ``worker`` holds, lease id to ``score\ndata`` (a hash)."""
         return f"{self.base}:inflight:{worker}"
+
+    def seeds_in_flight(self, worker: str) -> str:
+        """The seeds ``worker`` took whose requests are not queued yet: lease id to seed."""
+        return f"{self.base}:inflight-seeds:{worker}"
 
     def heartbeat(self, worker: str) -> str:
         """The key whose expiry tells that ``worker`` is dead."""

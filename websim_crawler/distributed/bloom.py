@@ -184,7 +184,7 @@ class RedisBloomFilter:
 
     def clear(self) -> None:
         """Delete the filter's keys."""
-        self.server.delete(self.meta_key, *self.layer_keys())
+        self.server.unlink(self.meta_key, *self.layer_keys())
         self._layers = 1
 
     def migrate_set(self, set_key: str) -> int:
@@ -196,7 +196,7 @@ class RedisBloomFilter:
             if len(batch) == BATCH:
                 moved += _flush(self, batch)
         moved += _flush(self, batch)
-        self.server.delete(set_key)
+        self.server.unlink(set_key)  # freed in the background: no call waits on it
         return moved
 
 

@@ -21,6 +21,11 @@ Redis that kept the crawl from one that lost it: taking, queueing and the heartb
 the same script, and raise :class:`CrawlStateLost` when it is gone (a Redis restarted without
 persistence, or flushed).
 
+Seeds are leased the same way: one script moves them from the seed list into the worker's
+``PREFIX:SPIDER:inflight-seeds:WORKER`` hash, the worker deletes them once their requests are
+queued, and the requeue, give-back and reconcile scripts put the ones left there back at the head
+of the seed list.
+
 After an outage a worker reconciles its in-flight hash with what it really holds
 (:meth:`RedisLeases.reconcile`): the leases it finished meanwhile are released, and a lease it
 does not know (taken by a script whose reply was lost with the connection) goes back on the
@@ -65,6 +70,22 @@ if suspect then redis.call('HSET', KEYS[2], 's', lease) end
 return {lease, popped[1]}
 """
 
+# KEYS: seed list, in-flight seeds hash, lease counter, run marker. ARGV: run id, count.
+# Returns {lease id, seed, lease id, seed, ...} (empty: no seed waits) or -1 (no run marker).
+_TAKE_SEEDS = """
+if redis.call('GET', KEYS[4]) ~= ARGV[1] then return -1 end
+local seeds = redis.call('LPOP', KEYS[1], ARGV[2])
+if not seeds then return {} end
+local taken = {}
+for _, seed in ipairs(seeds) do
+  local lease = tostring(redis.call('INCR', KEYS[3]))
+  redis.call('HSET', KEYS[2], lease, seed)
+  taken[#taken + 1] = lease
+  taken[#taken + 1] = seed
+end
+return taken
+"""
+
 # KEYS: duplicate filter, queue, budgets hash, run marker.
 # ARGV: run id, fingerprint ('' = not filtered), score, data, budget name ('' = none), limit.
 # Returns 1 (queued), 0 (seen before), 2 (over its budget) or -1 (the run marker is gone).
@@ -89,10 +110,12 @@ redis.call('SADD', KEYS[2], ARGV[3])
 return 1
 """
 
-# KEYS: in-flight hash, attempts hash, queue, suspects queue.
+# KEYS: in-flight hash, attempts hash, queue, suspects queue, in-flight seeds hash, seed list.
 # ARGV: how many finished lease ids follow, the finished ids, then the ids still held.
 # Releases the finished leases; puts every other lease this worker does not hold back on the
-# queue (or the suspects queue if it has an attempt). Returns {released, requeued}.
+# queue (or the suspects queue if it has an attempt), and every seed lease not finished back at
+# the head of the seed list (a seed is never held: its requests are queued as it is taken).
+# Returns {released, requeued, seeds requeued}.
 _RECONCILE = """
 local finished, held = {}, {}
 local count = tonumber(ARGV[1])
@@ -119,7 +142,18 @@ for i = 1, #entries, 2 do
     if redis.call('HGET', KEYS[1], 's') == field then redis.call('HDEL', KEYS[1], 's') end
   end
 end
-return {released, requeued}
+local seeds = redis.call('HGETALL', KEYS[5])
+local seeds_requeued = 0
+for i = #seeds - 1, 1, -2 do
+  if finished[seeds[i]] then
+    released = released + 1
+  else
+    redis.call('LPUSH', KEYS[6], seeds[i + 1])
+    seeds_requeued = seeds_requeued + 1
+  end
+  redis.call('HDEL', KEYS[5], seeds[i])
+end
+return {released, requeued, seeds_requeued}
 """
 
 # KEYS: in-flight hash, attempts hash. ARGV: lease id. Returns 1 if the lease was held.
@@ -140,15 +174,23 @@ if redis.call('HEXISTS', KEYS[1], ARGV[1]) == 1 then
 end
 """
 
-# KEYS: workers set, queue, dead-letter list, attempts hash, suspects queue.
+# KEYS: workers set, queue, dead-letter list, attempts hash, suspects queue, seed list.
 # ARGV: key base (PREFIX:SPIDER), max attempts, 1 to give back this worker ARGV[4]'s own
 # requests (a clean close: no attempt counted), else 0 (requeue the dead workers' requests).
-# A request with an attempt goes to the suspects queue (taken one per worker), else the queue.
-# Returns {workers reaped, requests requeued, dead-lettered data...}.
+# A request with an attempt goes to the suspects queue (taken one per worker), else the queue;
+# the worker's in-flight seeds go back to the head of the seed list.
+# Returns {workers reaped, requests requeued, seeds requeued, dead-lettered data...}.
 _REQUEUE = """
 local base, max_attempts, own, me = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4]
-local reaped, requeued, dead = 0, 0, {}
+local reaped, requeued, seeds_requeued, dead = 0, 0, 0, {}
 local function requeue(worker, count_attempt)
+  local seeds = base .. ':inflight-seeds:' .. worker
+  local entries = redis.call('HGETALL', seeds)
+  for i = #entries, 2, -2 do
+    redis.call('LPUSH', KEYS[6], entries[i])
+    seeds_requeued = seeds_requeued + 1
+  end
+  redis.call('DEL', seeds)
   local in_flight = base .. ':inflight:' .. worker
   local entries = redis.call('HGETALL', in_flight)
   local handling = {}
@@ -191,7 +233,7 @@ else
   end
   if requeued > 0 then redis.call('INCRBY', base .. ':requeued', requeued) end
 end
-local result = {reaped, requeued}
+local result = {reaped, requeued, seeds_requeued}
 for _, data in ipairs(dead) do result[#result + 1] = data end
 return result
 """
@@ -208,6 +250,7 @@ class Requeued:
     workers: int
     requests: int
     dead_letter: list[bytes]
+    seeds: int = 0
 
 
 @dataclass
@@ -216,6 +259,7 @@ class Reconciled:
 
     released: int
     requeued: int
+    seeds_requeued: int = 0
 
 
 class RedisLeases:
@@ -231,6 +275,7 @@ class RedisLeases:
         self.worker = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.run = ""
         self._take = server.register_script(_TAKE)
+        self._take_seeds = server.register_script(_TAKE_SEEDS)
         self._push = server.register_script(_PUSH)
         self._beat = server.register_script(_BEAT)
         self._reconcile = server.register_script(_RECONCILE)
@@ -267,6 +312,28 @@ class RedisLeases:
         lease, data = taken
         return (lease.decode() if isinstance(lease, bytes) else str(lease)), bytes(data)
 
+    def take_seeds(self, count: int) -> list[tuple[str, bytes]]:
+        """Move up to ``count`` seeds from the seed list into this worker's in-flight seeds.
+
+        One script: a seed is always in the list or leased, so a worker killed before its
+        requests are queued loses no seed (its seeds go back to the list with its requests).
+        Return (lease id, seed) pairs.
+        """
+        keys = [
+            self.keys.seeds,
+            self.keys.seeds_in_flight(self.worker),
+            self.keys.lease_counter,
+            self.keys.run_marker,
+        ]
+        taken = self._check_run(self._take_seeds(keys=keys, args=[self.run, count]))
+        pairs = zip(taken[::2], taken[1::2], strict=True)
+        return [(lease.decode(), bytes(seed)) for lease, seed in pairs]
+
+    def release_seeds(self, leases: list[str]) -> None:
+        """Forget seeds whose requests are queued (or that were skipped as invalid)."""
+        if leases:
+            self.server.hdel(self.keys.seeds_in_flight(self.worker), *leases)
+
     def push(
         self,
         fingerprint: str | None,
@@ -301,9 +368,12 @@ class RedisLeases:
             self.keys.attempts,
             self.keys.requests,
             self.keys.suspects,
+            self.keys.seeds_in_flight(self.worker),
+            self.keys.seeds,
         ]
-        released, requeued = self._reconcile(keys=keys, args=[len(finished), *finished, *held])
-        return Reconciled(int(released), int(requeued))
+        answer = self._reconcile(keys=keys, args=[len(finished), *finished, *held])
+        released, requeued, seeds = answer
+        return Reconciled(int(released), int(requeued), int(seeds))
 
     def _check_run(self, answer: Any) -> Any:
         if answer == _RUN_LOST:
@@ -342,17 +412,18 @@ class RedisLeases:
             self.keys.dead_letter,
             self.keys.attempts,
             self.keys.suspects,
+            self.keys.seeds,
         ]
         args = [self.keys.base, self.max_attempts, "1" if own else "0", self.worker]
-        reaped, requeued, *dead = self._requeue(keys=keys, args=args)
-        return Requeued(int(reaped), int(requeued), [bytes(data) for data in dead])
+        reaped, requeued, seeds, *dead = self._requeue(keys=keys, args=args)
+        return Requeued(int(reaped), int(requeued), [bytes(data) for data in dead], int(seeds))
 
 
 def delete_worker_keys(server: Any, keys: RedisKeys) -> int:
     """Delete every per-worker key (in-flight hashes, heartbeats) of a crawl; return how many."""
     names = [
         name
-        for pattern in (keys.in_flight("*"), keys.heartbeat("*"))
+        for pattern in (keys.in_flight("*"), keys.seeds_in_flight("*"), keys.heartbeat("*"))
         for name in server.scan_iter(match=pattern, count=1000)
     ]
     return int(server.delete(*names)) if names else 0

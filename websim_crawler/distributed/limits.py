@@ -31,7 +31,7 @@ class GlobalCloseSpider(CloseSpider):
         super().__init__(crawler)
         params = websim_config(crawler).distributed
         assert params.redis_url is not None
-        self.server: Any = redis_client(params.redis_url)
+        self.server: Any = redis_client(params.redis_url, params.socket_timeout)
         self.redis_errors: tuple[type[Exception], ...] = (require("redis").RedisError,)
         self.params = params
         self.closing = False

@@ -8,6 +8,11 @@ stops the worker (exit code 1): by then the other workers may have taken it for 
 requeued its requests. Its leases stay in Redis and come back to the queue when its heartbeat
 expires, so stopping loses no page.
 
+A Redis that accepts connections but does not answer (stopped, swapping, blocked by a long
+script) is an outage too: every client of a worker gives up on a reply after
+``WEBSIM_REDIS_SOCKET_TIMEOUT`` seconds (scrapy-redis' own default is 30 s, redis-py 8's 5 s)
+instead of blocking the reactor, and the timeout takes the same path as a lost connection.
+
 The Redis client of a worker retries nothing by itself (redis-py's default retries a failed
 command up to 10 times, blocking the reactor, and replays commands whose reply was lost):
 retrying is done here, on the reactor's clock.
@@ -70,14 +75,27 @@ class Outage:
         return now - self.began > self.limit
 
 
-def redis_client(url: str) -> Any:
-    """Return a client of ``url`` that fails at once instead of retrying by itself."""
+TIMEOUTS_STAT = "websim/redis/timeouts"
+"""Stats key: Redis calls that got no reply within ``WEBSIM_REDIS_SOCKET_TIMEOUT``."""
+
+
+def is_timeout(error: Exception) -> bool:
+    """Tell whether a Redis error is a call that got no reply in time (a hung Redis)."""
+    return isinstance(error, require("redis").TimeoutError)
+
+
+def redis_client(url: str, socket_timeout: float) -> Any:
+    """Return a client of ``url`` that fails at once instead of retrying by itself, and gives
+    up on a reply after ``socket_timeout`` seconds (``WEBSIM_REDIS_SOCKET_TIMEOUT``)."""
     redis = require("redis")
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
     return redis.Redis.from_url(
-        url, retry=Retry(NoBackoff(), 0), socket_connect_timeout=CONNECT_TIMEOUT
+        url,
+        retry=Retry(NoBackoff(), 0),
+        socket_connect_timeout=CONNECT_TIMEOUT,
+        socket_timeout=socket_timeout,
     )
 
 
@@ -89,11 +107,11 @@ def without_retries(server: Any) -> None:
     server.set_retry(Retry(NoBackoff(), 0))
 
 
-def check_reachable(url: str) -> None:
+def check_reachable(url: str, socket_timeout: float) -> None:
     """Ping Redis; raise :class:`RedisUnavailableError` (one line) if it does not answer."""
     redis = require("redis")
     try:
-        redis_client(url).ping()
+        redis_client(url, socket_timeout).ping()
     except redis.RedisError as exc:
         message = str(exc)
         if isinstance(exc, redis.AuthenticationError) or any(

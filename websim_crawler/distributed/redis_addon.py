@@ -18,6 +18,7 @@ from scrapy.settings import BaseSettings
 from websim_crawler._imports import require
 from websim_crawler.config.distributed import DistributedParams, redacted_url
 from websim_crawler.core.params import params_from_settings
+from websim_crawler.distributed.outage import CONNECT_TIMEOUT
 
 logger = logging.getLogger(__name__)
 
@@ -55,6 +56,13 @@ class RedisAddon:
             "SCHEDULER_QUEUE_KEY": f"{template}:requests",
             "SCHEDULER_DUPEFILTER_KEY": f"{template}:dupefilter",
             "REDIS_URL": params.redis_url,
+            # scrapy-redis' client (the scheduler's, the duplicate filter's) waits 30 s for a
+            # reply by default: a hung Redis would block the reactor that long per call.
+            "REDIS_PARAMS": {
+                **settings.getdict("REDIS_PARAMS"),
+                "socket_timeout": params.socket_timeout,
+                "socket_connect_timeout": CONNECT_TIMEOUT,
+            },
             # The first worker to finish must not wipe the queue the others still work on.
             "SCHEDULER_PERSIST": True,
             "SCHEDULER_FLUSH_ON_START": False,

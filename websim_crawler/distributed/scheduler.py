@@ -44,7 +44,7 @@ from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams, redacted_url
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
 from websim_crawler.distributed.leases import CrawlStateLost, RedisLeases, Requeued
-from websim_crawler.distributed.outage import Outage, without_retries
+from websim_crawler.distributed.outage import TIMEOUTS_STAT, Outage, is_timeout, without_retries
 from websim_crawler.frontier.release import LEASE, held_leases, release_when_done
 
 logger = logging.getLogger(__name__)
@@ -197,6 +197,40 @@ class WorkerScheduler(Scheduler):
             self._outage_began(exc)
             return len(self.local) + len(self.held)
 
+    def take_seeds(self, count: int) -> list[tuple[str, bytes]]:
+        """Lease up to ``count`` seeds from Redis (none during an outage or a stop).
+
+        Hand each lease back through :meth:`seeds_scheduled` once its requests are scheduled;
+        a lease not handed back returns its seed to the list (at the next reconciliation, or
+        with this worker's requests if it dies).
+        """
+        if self.stopping or not self._redis_up():
+            return []
+        assert self.leases is not None
+        try:
+            return self.leases.take_seeds(count)
+        except CrawlStateLost as exc:
+            self._stop(REDIS_STATE_LOST, str(exc))
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+        return []
+
+    def seeds_scheduled(self, leases: list[str]) -> None:
+        """Release seed leases whose requests went through this scheduler.
+
+        While requests are held in memory (an outage) the leases are released with the
+        finished requests, once the held requests are in Redis.
+        """
+        if self.outage is not None or self.held or self.stopping:
+            self.finished.extend(leases)
+            return
+        assert self.leases is not None
+        try:
+            self.leases.release_seeds(leases)
+        except self.redis_errors as exc:
+            self._outage_began(exc)
+            self.finished.extend(leases)
+
     def _push(self, request: Request) -> bool:
         assert self.leases is not None
         fingerprint = None if request.dont_filter else self.df.request_fingerprint(request)
@@ -267,6 +301,9 @@ class WorkerScheduler(Scheduler):
             raise DontCloseSpider from None
         if reconciled.requeued:
             self._stats_inc("websim/redis/orphans_requeued", reconciled.requeued)
+        if reconciled.seeds_requeued:
+            self._stats_inc("websim/redis/seeds/requeued", reconciled.seeds_requeued)
+        if reconciled.requeued or reconciled.seeds_requeued:
             raise DontCloseSpider
 
     def _beat(self) -> None:
@@ -292,6 +329,7 @@ class WorkerScheduler(Scheduler):
         return self._recover(time.monotonic())
 
     def _outage_began(self, error: Exception) -> None:
+        self._count_timeout(error)
         if self.outage is not None:
             return
         assert self.leases is not None
@@ -323,6 +361,7 @@ class WorkerScheduler(Scheduler):
             self._stop(REDIS_STATE_LOST, str(exc))
             return False
         except self.redis_errors as exc:
+            self._count_timeout(exc)
             outage.probe_failed(now, str(exc))
             self._give_up_if_too_long(now)
             return False
@@ -332,6 +371,8 @@ class WorkerScheduler(Scheduler):
         self._stats_inc("websim/redis/released", reconciled.released)
         if reconciled.requeued:
             self._stats_inc("websim/redis/orphans_requeued", reconciled.requeued)
+        if reconciled.seeds_requeued:
+            self._stats_inc("websim/redis/seeds/requeued", reconciled.seeds_requeued)
         self._stats_inc("websim/redis/outage/seconds", round(now - outage.began, 3))
         logger.warning(
             "worker %s: Redis is back after %.1f s (%d probes): %d lease(s) released, %d "
@@ -343,6 +384,10 @@ class WorkerScheduler(Scheduler):
             reconciled.requeued,
         )
         return True
+
+    def _count_timeout(self, error: Exception) -> None:
+        if is_timeout(error):
+            self._stats_inc(TIMEOUTS_STAT)
 
     def _give_up_if_too_long(self, now: float) -> None:
         assert self.outage is not None
@@ -367,11 +412,14 @@ class WorkerScheduler(Scheduler):
     def _count(self, requeued: Requeued) -> None:
         if requeued.requests:
             self._stats_inc("websim/redis/requeued", requeued.requests)
+        if requeued.seeds:
+            self._stats_inc("websim/redis/seeds/requeued", requeued.seeds)
         if requeued.workers:
             self._stats_inc("websim/redis/dead_workers", requeued.workers)
             logger.warning(
-                "requeued %d in-flight requests of %d dead worker(s)",
+                "requeued %d in-flight requests and %d seed(s) of %d dead worker(s)",
                 requeued.requests,
+                requeued.seeds,
                 requeued.workers,
             )
         for data in requeued.dead_letter:

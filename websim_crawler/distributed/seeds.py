@@ -3,9 +3,11 @@
 Seeds are the entries of the list ``PREFIX:SPIDER:seeds`` (``websim seed`` pushes them): JSON
 objects such as ``{"url": "https://example.org/"}`` (``site``) or ``{"query": "volcanoes"}``
 (``deepweb``), or a bare string taken as the spider's ``seed_field``. When the worker has
-nothing to do it takes up to ``WEBSIM_REDIS_SEED_BATCH`` seeds and asks the spider to turn each
-into requests (``spider.seed_requests(seed)``); those go through the shared duplicate filter, so
-a start URL seeded twice, or reached first as a link by another worker, is fetched once.
+nothing to do it leases up to ``WEBSIM_REDIS_SEED_BATCH`` seeds (moved into its in-flight seeds
+``PREFIX:SPIDER:inflight-seeds:WORKER`` in one script, released once their requests are queued,
+requeued like its requests if it dies) and asks the spider to turn each into requests
+(``spider.seed_requests(seed)``); those go through the shared duplicate filter, so a start URL
+seeded twice, or reached first as a link by another worker, is fetched once.
 
 The worker stops when it has had no seed, no shared request and nothing in progress for
 ``WEBSIM_REDIS_MAX_IDLE`` seconds (scrapy-redis' own spiders wait forever by default), and no
@@ -28,7 +30,12 @@ from scrapy.exceptions import DontCloseSpider, NotConfigured
 from websim_crawler._imports import require
 from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams
-from websim_crawler.distributed.outage import check_reachable, redis_client
+from websim_crawler.distributed.outage import (
+    TIMEOUTS_STAT,
+    check_reachable,
+    is_timeout,
+    redis_client,
+)
 from websim_crawler.errors import InputFormatError, WebsimError
 
 logger = logging.getLogger(__name__)
@@ -43,6 +50,25 @@ class SeededSpider(Protocol):
     def seed_requests(self, seed: Mapping[str, Any]) -> Iterable[Request]: ...
 
 
+class SeedLeases(Protocol):
+    """The worker scheduler's seed leases (``distributed.scheduler.WorkerScheduler``)."""
+
+    def take_seeds(self, count: int) -> list[tuple[str, bytes]]: ...
+
+    def seeds_scheduled(self, leases: list[str]) -> None: ...
+
+
+def seed_leases(crawler: Crawler) -> SeedLeases:
+    """Return the crawl's scheduler, which leases seeds; ``WebsimError`` if it cannot."""
+    scheduler = getattr(getattr(crawler.engine, "_slot", None), "scheduler", None)
+    if not callable(getattr(scheduler, "take_seeds", None)):
+        raise WebsimError(
+            "WEBSIM_REDIS_URL needs the worker scheduler (SCHEDULER = "
+            f"websim_crawler.distributed.scheduler.WorkerScheduler), not {type(scheduler).__name__}"
+        )
+    return scheduler  # type: ignore[return-value]
+
+
 class RedisSeeds:
     """Extension: seeds from Redis on idle, and the idle timeout that ends a worker."""
 
@@ -50,7 +76,7 @@ class RedisSeeds:
         self.crawler = crawler
         self.params = params
         assert params.redis_url is not None
-        self.server = redis_client(params.redis_url)
+        self.server = redis_client(params.redis_url, params.socket_timeout)
         self.redis_errors: tuple[type[Exception], ...] = (require("redis").RedisError,)
         self.key = ""
         self.idle_since: float | None = None
@@ -65,7 +91,7 @@ class RedisSeeds:
         params = websim_config(crawler).distributed
         if params.redis_url is None:
             raise NotConfigured("WEBSIM_REDIS_URL is not set")
-        check_reachable(params.redis_url)
+        check_reachable(params.redis_url, params.socket_timeout)
         extension = cls(crawler, params)
         crawler.signals.connect(extension.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(extension.spider_idle, signal=signals.spider_idle)
@@ -106,7 +132,9 @@ class RedisSeeds:
             if isinstance(getattr(spider, "seed_field", None), str):
                 scheduled = self._schedule_seeds(spider)  # type: ignore[arg-type]
             held = self._held_by_workers(spider.name)
-        except self.redis_errors:
+        except self.redis_errors as exc:
+            if is_timeout(exc):
+                self._stats().inc_value(TIMEOUTS_STAT)
             self.idle_since = None
             raise DontCloseSpider from None
         now = time.monotonic()
@@ -126,24 +154,30 @@ class RedisSeeds:
         )
 
     def _held_by_workers(self, spider_name: str) -> int:
+        """Return the requests and seeds leased by all workers (they return if one dies)."""
         keys = self.params.keys(spider_name)
         workers = self.server.smembers(keys.workers)
         with self.server.pipeline(transaction=False) as pipe:
-            for worker in workers:
-                pipe.hlen(keys.in_flight(worker.decode() if isinstance(worker, bytes) else worker))
+            for member in workers:
+                worker = member.decode() if isinstance(member, bytes) else member
+                pipe.hlen(keys.in_flight(worker))
+                pipe.hlen(keys.seeds_in_flight(worker))
             return sum(int(count) for count in pipe.execute())
 
     def _schedule_seeds(self, spider: SeededSpider) -> int:
-        """Take a batch of seeds and crawl their requests; return how many were scheduled."""
-        with self.server.pipeline(transaction=True) as pipe:
-            pipe.lrange(self.key, 0, self.params.seed_batch - 1)
-            pipe.ltrim(self.key, self.params.seed_batch, -1)
-            raw_seeds, _ = pipe.execute()
+        """Lease a batch of seeds and crawl their requests; return how many were scheduled.
+
+        The scheduler leases the seeds (moved from the list into this worker's in-flight seeds
+        in one script) and releases them once their requests are in the shared queue: a worker
+        killed in between gives them back with its requests.
+        """
+        scheduler = seed_leases(self.crawler)
+        taken = scheduler.take_seeds(self.params.seed_batch)
         stats = self._stats()
         engine = self.crawler.engine
         assert engine is not None
         scheduled = 0
-        for raw in raw_seeds:
+        for _, raw in taken:
             stats.inc_value("websim/redis/seeds/taken")
             try:
                 seed = parse_seed(raw, spider.seed_field)
@@ -155,6 +189,7 @@ class RedisSeeds:
             for request in requests:
                 engine.crawl(request)
                 scheduled += 1
+        scheduler.seeds_scheduled([lease for lease, _ in taken])
         if scheduled:
             stats.inc_value("websim/redis/seeds/requests", scheduled)
         return scheduled

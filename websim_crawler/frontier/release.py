@@ -10,6 +10,10 @@ watches that set; a request's lease id travels in its meta under :data:`LEASE`.
 
 Scrapy has no public signal for "request finished"; the engine slot is internal, so the hook
 checks its shape when installed and fails loudly rather than silently losing leases.
+
+Once a feed write has failed (:func:`keep_leases`), no lease is released any more: the items of
+the requests finished from then on are not in the feed, so those requests stay in flight and are
+crawled again (a resumed JOBDIR crawl requeues them; a Redis worker gives them back at close).
 """
 
 from __future__ import annotations
@@ -32,17 +36,26 @@ LEASE = "websim_lease"
 class _ReleasingSet(set[Request]):
     """The engine's in-progress set, calling ``release`` for each leased request it drops."""
 
-    def __init__(self, requests: Iterable[Request], release: Callable[[Request], None]) -> None:
+    def __init__(
+        self, requests: Iterable[Request], release: Callable[[Request], None], stats: Any
+    ) -> None:
         super().__init__(requests)
         self.release = release
+        self.stats = stats
+        self.keeping = False  # a feed write failed: finished requests stay leased
 
     def remove(self, request: Request) -> None:
         super().remove(request)
-        if LEASE in request.meta:
-            try:
-                self.release(request)
-            except Exception:  # a lost release means a recrawl, never a lost page
-                logger.exception("cannot release the lease of %s", request)
+        if LEASE not in request.meta:
+            return
+        if self.keeping:
+            if self.stats is not None:
+                self.stats.inc_value("websim/feed/requests_kept")
+            return
+        try:
+            self.release(request)
+        except Exception:  # a lost release means a recrawl, never a lost page
+            logger.exception("cannot release the lease of %s", request)
 
 
 def release_when_done(crawler: Crawler, release: Callable[[Request], None]) -> None:
@@ -55,7 +68,19 @@ def release_when_done(crawler: Crawler, release: Callable[[Request], None]) -> N
             "inprogress), which this Scrapy version does not have; run without JOBDIR and Redis"
         )
     if not isinstance(inprogress, _ReleasingSet):
-        slot.inprogress = _ReleasingSet(inprogress, release)
+        slot.inprogress = _ReleasingSet(inprogress, release, crawler.stats)
+
+
+def keep_leases(crawler: Crawler) -> None:
+    """Release no more leases: the requests the engine finishes from now on stay in flight.
+
+    For a failed feed write: the items of those requests did not reach the feed, so the next
+    run of the JOBDIR, or another Redis worker, must crawl them again. Without a leasing
+    scheduler nothing is kept (and nothing could be resumed).
+    """
+    inprogress = getattr(getattr(crawler.engine, "_slot", None), "inprogress", None)
+    if isinstance(inprogress, _ReleasingSet):
+        inprogress.keeping = True
 
 
 def held_leases(crawler: Crawler) -> set[str]:

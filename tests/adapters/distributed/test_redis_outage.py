@@ -8,21 +8,26 @@ and kills or restarts the server under it.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from scrapy.settings import Settings
 from test_redis_workers import REPO, TreeSite, crawl_command, lines_of, urls_of, worker_options
 
 from websim_crawler.cli import main
-from websim_crawler.config.distributed import RedisKeys
+from websim_crawler.config.distributed import DistributedParams, RedisKeys
 from websim_crawler.distributed.leases import CrawlStateLost, Reconciled, RedisLeases
 from websim_crawler.distributed.local import LocalRedis, _free_port
+from websim_crawler.distributed.redis_addon import RedisAddon
+from websim_crawler.errors import ConfigError
 
 pytestmark = pytest.mark.skipif(
     shutil.which("redis-server") is None, reason="redis-server is not installed (apt redis-server)"
@@ -50,21 +55,20 @@ def persistent_redis(tmp_path: Path) -> Iterator[LocalRedis]:
     server.stop()
 
 
-def crawl_through_a_redis_restart(
-    redis: LocalRedis, site: TreeSite, out: Path, *, outage: float, empty: bool
+def crawl_through(
+    redis: LocalRedis, site: TreeSite, out: Path, fault: Callable[[], None], *settings: str
 ) -> tuple[int, str, str]:
-    """Crawl ``site`` with one worker; SIGKILL Redis once 10 pages are written, restart it
-    ``outage`` s later (``empty``: without its append-only file). Return (exit code, log, stderr).
-    """
-    prefix = "emptied" if empty else "outage"
+    """Crawl ``site`` with one worker and ``-s`` ``settings``; once 10 pages are written, call
+    ``fault`` (which breaks Redis and brings it back). Return (exit code, log, stderr)."""
+    prefix = "fault"
     assert main(["seed", "site", f"{site.url}/p/0", "--redis", redis.url, "--prefix", prefix]) == 0
     options = worker_options(redis.url, prefix)
     for setting in (
         "DOWNLOAD_DELAY=0.3",  # the crawl of the report: a polite worker, pages in flight
         "DEPTH_LIMIT=0",
         f"CONCURRENT_REQUESTS={CONCURRENCY}",
-        "WEBSIM_REDIS_LEASE=30",  # longer than the outage
         "WEBSIM_ANALYSIS_WORKERS=0",
+        *settings,
     ):
         options += ["-s", setting]
     command = crawl_command("site", out, *options)
@@ -72,19 +76,32 @@ def crawl_through_a_redis_restart(
     try:
         deadline = time.monotonic() + 120
         while lines_of(out) < 10:
-            assert worker.poll() is None, "the worker stopped before the outage"
+            assert worker.poll() is None, "the worker stopped before the fault"
             assert time.monotonic() < deadline, "the worker did not start crawling"
             time.sleep(0.05)
-        redis.kill()
-        time.sleep(outage)
-        if empty:
-            redis.append_only_dir = None  # restarted without persistence
-        redis.start()  # the same port (and its append-only file, unless empty)
+        fault()
         _, stderr = worker.communicate(timeout=240)  # the worker ends by itself
     finally:
         if worker.poll() is None:
             worker.kill()
     return worker.returncode, out.with_suffix(".log").read_text(encoding="utf-8"), stderr.decode()
+
+
+def crawl_through_a_redis_restart(
+    redis: LocalRedis, site: TreeSite, out: Path, *, outage: float, empty: bool
+) -> tuple[int, str, str]:
+    """Crawl ``site`` with one worker; SIGKILL Redis once 10 pages are written, restart it
+    ``outage`` s later (``empty``: without its append-only file). Return (exit code, log, stderr).
+    """
+
+    def restart() -> None:
+        redis.kill()
+        time.sleep(outage)
+        if empty:
+            redis.append_only_dir = None  # restarted without persistence
+        redis.start()  # the same port (and its append-only file, unless empty)
+
+    return crawl_through(redis, site, out, restart, "WEBSIM_REDIS_LEASE=30")  # > the outage
 
 
 def test_a_worker_rides_out_a_redis_restart_and_loses_nothing(
@@ -122,6 +139,81 @@ def test_a_redis_that_comes_back_empty_stops_the_worker_with_one_line(
         "(finish reason redis_state_lost)"
     )
     assert out.read_bytes().endswith(b"\n")  # the pages written are whole
+
+
+def test_a_hung_redis_is_an_outage_ridden_out_not_a_blocked_worker(
+    site: TreeSite, tmp_path: Path
+) -> None:
+    """redis-server SIGSTOPped (it accepts connections, answers nothing) until the worker has
+    seen a call time out, then SIGCONTed: well within the lease, so nothing is requeued."""
+    out = tmp_path / "worker.jsonl"
+    with LocalRedis() as redis:
+        server = redis.process
+        assert server is not None
+
+        def hang() -> None:
+            server.send_signal(signal.SIGSTOP)
+            stopped = time.monotonic()
+            try:
+                # A blocked worker never logs the outage: give up well within the lease.
+                while "holding follow-ups" not in out.with_suffix(".log").read_text("utf-8"):
+                    if time.monotonic() > stopped + 15:
+                        break
+                    time.sleep(0.05)
+                time.sleep(max(0.0, stopped + 3 - time.monotonic()))  # hung for 3 s at least
+            finally:
+                server.send_signal(signal.SIGCONT)
+
+        code, text, stderr = crawl_through(
+            redis,
+            site,
+            out,
+            hang,
+            "WEBSIM_REDIS_LEASE=40",  # longer than the hang, however long the worker takes
+            "WEBSIM_REDIS_SOCKET_TIMEOUT=0.5",
+        )
+    assert code == 0, text[-3000:]
+    assert "Timeout reading from" in text and "Redis is back after" in text
+    timeouts = re.search(r"'websim/redis/timeouts': (\d+)", text)
+    assert timeouts is not None and int(timeouts.group(1)) >= 1
+    urls = Counter(urls_of(out))
+    assert set(urls) == {f"{site.url}/p/{n}" for n in range(PAGES)}  # none lost
+    assert sum(urls.values()) - len(urls) <= CONCURRENCY, urls.most_common(3)
+    assert "Traceback" not in text and "Traceback" not in stderr
+
+
+def test_websim_seed_on_a_hung_redis_is_one_line(tmp_path: Path) -> None:
+    with LocalRedis() as server:
+        assert server.process is not None
+        server.process.send_signal(signal.SIGSTOP)
+        try:
+            command = ["seed", "site", "http://a.org/", "--redis", server.url]
+            command += ["-s", "WEBSIM_REDIS_SOCKET_TIMEOUT=0.5"]
+            done = subprocess.run(
+                [sys.executable, "-m", "websim_crawler", *command],
+                cwd=tmp_path,
+                env=ENVIRONMENT,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        finally:
+            server.process.send_signal(signal.SIGCONT)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"websim seed: error: Redis at {server.url}: Timeout reading from socket"
+    ]
+
+
+def test_a_socket_timeout_longer_than_half_the_lease_is_refused() -> None:
+    assert DistributedParams(socket_timeout=2.0, lease=4.0).socket_timeout == 2.0
+    with pytest.raises(ConfigError, match=r"WEBSIM_REDIS_SOCKET_TIMEOUT \(3 s\) must be at most"):
+        DistributedParams(socket_timeout=3.0, lease=4.0)
+    settings = Settings(  # scrapy-redis' own client gets the timeout too
+        {"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://h:1/0", "WEBSIM_REDIS_SOCKET_TIMEOUT": 0.5}
+    )
+    RedisAddon().update_settings(settings)
+    assert settings.getdict("REDIS_PARAMS")["socket_timeout"] == 0.5
 
 
 @pytest.mark.parametrize("refusing", [False, True], ids=["nothing-listening", "wrong-password"])
