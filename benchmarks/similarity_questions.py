@@ -24,10 +24,20 @@ threshold are fitted on all its sets but one (``fit``: a grid over the stage wei
 threshold of the best mean F1 over those sets); the F1 on the left-out set at that threshold is
 the held-out F1. The last fit, on all sets, gives the constants of
 ``core/similarity/questions.py``. Scores are cached in ``--cache-dir`` (same seed and pages).
+``evaluate_logistic`` prints the same table for ``StageCombiner`` (a logistic regression on the
+stage scores) beside it.
+
+``--rendered`` adds sets with screenshots, rendered by Chromium as ``similarity_captures.py``
+renders (confined to 127.0.0.1, cached under ``--cache-dir``): ``captures``, the two renders of
+``--render-captures`` sites (scripts on at 1280x800, off at 1024x768; positives for same-site and
+looks-alike) against renders of other sites; and copies (``copies``) of ``--render-copied`` big9
+articles, home and book pages, and article-extraction-benchmark pages of sites not captured,
+each copy and each original rendered from its own HTML on its own loopback URL (scripts on,
+1280x800), a copy against its original (looks-alike) and against originals of other sites.
 
 Usage::
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/similarity_questions.py
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/similarity_questions.py [--rendered]
 """
 
 from __future__ import annotations
@@ -65,6 +75,7 @@ from similarity_captures import (
 from similarity_verdict import best_f1, f1_at
 
 from websim_crawler.core.similarity import PageFeatures, compare_pages, features_from_item
+from websim_crawler.core.similarity.combine import StageCombiner
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
@@ -384,6 +395,40 @@ def evaluate(
     print(
         f"\nfitted on all {len(y_all)} pairs: stage_weights=({shown})"
         f", threshold={threshold:.4g} (mean F1 over the sets {mean:.3f})"
+    )
+
+
+def evaluate_logistic(
+    question: str, sets: Sequence[LabelledSet], scores: dict[tuple[int, int], list[float]]
+) -> None:
+    """Print the leave-one-set-out table of ``StageCombiner`` (``core/similarity/combine.py``:
+    a logistic regression on the weighted mean of the stages with data, its threshold where
+    the odds are even) beside ``evaluate``'s grid fit, and its fit on all sets."""
+    print(f"\n### {question}, logistic fit (StageCombiner)\n")
+    print(
+        "| held-out set | pairs (+/-) | held-out F1 | weights layout/text/links/visual | threshold"
+    )
+    print("|---|---:|---:|---|---:")
+    for held in sets:
+        x_train, y_train, _groups = matrix([s for s in sets if s is not held], scores)
+        x_test, y_test, _groups = matrix([held], scores)
+        combiner = StageCombiner().fit(x_train, y_train)
+        f1 = f1_at(combiner.combined_score(x_test), y_test, combiner.threshold_)
+        print(
+            f"| {held.name} | {int(y_test.sum())}/{int((~y_test).sum())} | {f1:.3f} "
+            f"| {'/'.join(f'{w:.3g}' for w in combiner.weights_)} | {combiner.threshold_:.4g}"
+        )
+    x_all, y_all, groups = matrix(sets, scores)
+    combiner = StageCombiner().fit(x_all, y_all)
+    combined = combiner.combined_score(x_all)
+    each = ", ".join(
+        f"{s.name} {f1_at(combined[groups == n], y_all[groups == n], combiner.threshold_):.3f}"
+        for n, s in enumerate(sets)
+    )
+    shown = ", ".join(f"{w:.4g}" for w in combiner.weights_)
+    print(
+        f"\nlogistic fit on all {len(y_all)} pairs: stage_weights=({shown}), "
+        f"threshold={combiner.threshold_:.4g}; F1 per set: {each}"
     )
 
 
@@ -719,6 +764,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"scored {len(scores)} pairs with the rendered sets")
     for question, names in questions.items():
         evaluate(question, [sets[name] for name in names], scores)
+        evaluate_logistic(question, [sets[name] for name in names], scores)
     # With every stage available the same-template fit leans on text and links (see RESULTS.md);
     # the question is answered by the layout stage alone, fitted here.
     evaluate(
