@@ -258,7 +258,7 @@ def render_batches(
                 render_documents(
                     [Document(base + quote(name)) for name in batch],
                     RENDER_PARAMS,
-                    max_bytes=max_bytes,
+                    max_response_bytes=max_bytes,
                     context_options=options,
                     resolver=resolver,
                 )

@@ -24,16 +24,29 @@ threshold are fitted on all its sets but one (``fit``: a grid over the stage wei
 threshold of the best mean F1 over those sets); the F1 on the left-out set at that threshold is
 the held-out F1. The last fit, on all sets, gives the constants of
 ``core/similarity/questions.py``. Scores are cached in ``--cache-dir`` (same seed and pages).
+``evaluate_logistic`` prints the same table for ``StageCombiner`` (a logistic regression on the
+stage scores) beside it.
+
+``--rendered`` adds sets with screenshots, rendered by Chromium as ``similarity_captures.py``
+renders (confined to 127.0.0.1, cached under ``--cache-dir``): ``captures``, the two renders of
+``--render-captures`` sites (scripts on at 1280x800, off at 1024x768; positives for same-site and
+looks-alike) against renders of other sites; and copies (``copies``) of ``--render-copied`` big9
+articles, home and book pages, and article-extraction-benchmark pages of sites not captured,
+each copy and each original rendered from its own HTML on its own loopback URL (scripts on,
+1280x800), a copy against its original (looks-alike) and against originals of other sites.
 
 Usage::
 
-    PYTHONPATH=$PWD .venv/bin/python benchmarks/similarity_questions.py
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/similarity_questions.py [--rendered]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import itertools
+import json
 import pickle
 import random
 import re
@@ -48,15 +61,27 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 import numpy as np
+from extraction import AEB_DIR, load_article_benchmark
 from similarity import BIG9, DATASETS, load_big9, page_url
+from similarity_captures import (
+    BIG9_DOMAINS,
+    CONDITIONS,
+    RenderLog,
+    capture_sites,
+    print_render_log,
+    render_captures,
+    render_offline,
+)
 from similarity_verdict import best_f1, f1_at
 
 from websim_crawler.core.similarity import PageFeatures, compare_pages, features_from_item
+from websim_crawler.core.similarity.combine import StageCombiner
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.core.similarity.templates import chrome_classes, template_class_similarity
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
+from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.demo.site import DemoSite
 
 BOOKS_AND_SITES = DATASETS / "books-and-sites"
@@ -479,6 +504,200 @@ def evaluate_template_classes(
     )
 
 
+def evaluate_logistic(
+    question: str, sets: Sequence[LabelledSet], scores: dict[tuple[int, int], list[float]]
+) -> None:
+    """Print the leave-one-set-out table of ``StageCombiner`` (``core/similarity/combine.py``:
+    a logistic regression on the weighted mean of the stages with data, its threshold where
+    the odds are even) beside ``evaluate``'s grid fit, and its fit on all sets."""
+    print(f"\n### {question}, logistic fit (StageCombiner)\n")
+    print(
+        "| held-out set | pairs (+/-) | held-out F1 | weights layout/text/links/visual | threshold"
+    )
+    print("|---|---:|---:|---|---:")
+    for held in sets:
+        x_train, y_train, _groups = matrix([s for s in sets if s is not held], scores)
+        x_test, y_test, _groups = matrix([held], scores)
+        combiner = StageCombiner().fit(x_train, y_train)
+        f1 = f1_at(combiner.combined_score(x_test), y_test, combiner.threshold_)
+        print(
+            f"| {held.name} | {int(y_test.sum())}/{int((~y_test).sum())} | {f1:.3f} "
+            f"| {'/'.join(f'{w:.3g}' for w in combiner.weights_)} | {combiner.threshold_:.4g}"
+        )
+    x_all, y_all, groups = matrix(sets, scores)
+    combiner = StageCombiner().fit(x_all, y_all)
+    combined = combiner.combined_score(x_all)
+    each = ", ".join(
+        f"{s.name} {f1_at(combined[groups == n], y_all[groups == n], combiner.threshold_):.3f}"
+        for n, s in enumerate(sets)
+    )
+    shown = ", ".join(f"{w:.4g}" for w in combiner.weights_)
+    print(
+        f"\nlogistic fit on all {len(y_all)} pairs: stage_weights=({shown}), "
+        f"threshold={combiner.threshold_:.4g}; F1 per set: {each}"
+    )
+
+
+# The rendered sets render every page as ``websim compare --render`` does: scripts on, 1280x800.
+RENDER_CONDITION = "scripts-on-1280"
+Shot = tuple[Page, bytes]  # a rendered page (its DOM HTML, its own URL kept) and its screenshot
+
+
+def rendered(pages: Sequence[Page], cache_dir: Path) -> tuple[list[Shot], RenderLog | None]:
+    """Render each page from its own HTML on its own loopback URL, as ``similarity_captures``
+    renders its sites (confined to 127.0.0.1), cached by content under ``cache_dir``.
+
+    Return the pages that rendered, their HTML replaced by the rendered DOM (with layout boxes)
+    and their URL kept, with their screenshots; and the renders' log (None: all cached).
+    """
+    root = cache_dir / "rendered"
+    served, shots, failed_file = root / "served", root / RENDER_CONDITION, root / "failed.json"
+    names = [
+        hashlib.sha256(page.url.encode() + b"\0" + page.html).hexdigest()[:24] + ".html"
+        for page in pages
+    ]
+    failed = set(json.loads(failed_file.read_text())) if failed_file.is_file() else set()
+    missing = sorted({n for n in names if not (shots / n).is_file() and n not in failed})
+    log = None
+    if missing:
+        served.mkdir(parents=True, exist_ok=True)
+        shots.mkdir(exist_ok=True)
+        for page, name in zip(pages, names, strict=True):
+            (served / name).write_bytes(page.html)
+        results, log = render_offline(
+            served, missing, {RENDER_CONDITION: CONDITIONS[RENDER_CONDITION]}
+        )
+        for name, result in zip(missing, results[RENDER_CONDITION], strict=True):
+            if result is None:
+                failed.add(name)
+            else:
+                (shots / name).write_text(result.html, encoding="utf-8")
+                (shots / name).with_suffix(".png").write_bytes(result.screenshot or b"")
+        failed_file.write_text(json.dumps(sorted(failed)))
+    made = [
+        (dataclasses.replace(page, html=(shots / name).read_bytes()),
+         (shots / name).with_suffix(".png").read_bytes())
+        for page, name in zip(pages, names, strict=True)
+        if (shots / name).is_file()
+    ]  # fmt: skip
+    return made, log
+
+
+def capture_pages(count: int, seed: int, cache_dir: Path) -> tuple[list[Shot], RenderLog, set[str]]:
+    """The two renders of ``similarity_captures`` (scripts on at 1280x800, off at 1024x768) of
+    each of ``count`` sites, both known by the page's URL; and the sites chosen."""
+    sites = capture_sites(count, seed, cache_dir)
+    folders, log = render_captures(sites, cache_dir)
+    made = []
+    for site in sites:
+        paths = [folders[condition] / f"{site.site}.html" for condition in CONDITIONS]
+        if all(path.is_file() for path in paths):
+            made += [
+                (Page(site.url, path.read_bytes(), site.site, "capture", site.url),
+                 path.with_suffix(".png").read_bytes())
+                for path in paths
+            ]  # fmt: skip
+    return made, log, {site.site for site in sites}
+
+
+def article_pages(count: int, excluded: set[str], rng: random.Random) -> list[Page]:
+    """``count`` article-extraction-benchmark pages, one a site, of sites not in ``excluded``
+    (the captured sites, big9's) and at least 2 KB."""
+    urls = json.loads((AEB_DIR / "ground-truth.json").read_text(encoding="utf-8"))
+    by_site: dict[str, Page] = {}
+    for page in load_article_benchmark(None):
+        url = urls[page.key]["url"]
+        site = registered_domain_of(url)
+        if site and site not in excluded and site != "archive.org" and len(page.data) >= 2048:
+            by_site.setdefault(site, Page(url, page.data, site, f"article {site}", url))
+    return [by_site[site] for site in rng.sample(sorted(by_site), min(count, len(by_site)))]
+
+
+def rendered_sets(
+    pages: Sequence[Page],
+    big9_index: Sequence[int],
+    books_index: Sequence[int],
+    args: argparse.Namespace,
+    label: Labeller,
+) -> tuple[list[Shot], dict[str, LabelledSet]]:
+    """Rendered pages and their sets: the two-render captures (same-site and looks-alike), and
+    copies onto other hosts (``copies``, rendered as their originals are) of big9 articles, of
+    home and book pages and of article-extraction-benchmark pages (looks-alike), each copy
+    against its original and against originals of other sites (``label``)."""
+    rng = random.Random(args.seed + 1)  # the unrendered sets keep their own draws
+    captured, capture_log, captured_sites = capture_pages(
+        args.render_captures, args.seed, args.cache_dir
+    )
+    print_render_log("two renders of the captured sites", capture_log)
+    homes = [i for i in books_index if pages[i].site != "books"]
+    books = [i for i in books_index if pages[i].site == "books"]
+    sources = {
+        "big9 copies, rendered": [
+            pages[i] for i in rng.sample(list(big9_index), args.render_copied)
+        ],
+        "home and book copies, rendered": [
+            pages[i]
+            for i in rng.sample(homes, 2 * args.render_copied // 3)
+            + rng.sample(books, args.render_copied // 3)
+        ],
+        "article copies, rendered": article_pages(
+            args.render_copied, captured_sites | set(BIG9_DOMAINS), rng
+        ),
+    }
+    shots = list(captured)
+    sets = {
+        "captures": sample_set(
+            "captures",
+            [page for page, _shot in shots],
+            range(len(shots)),
+            lambda a, b: a.site == b.site,
+            args.pairs,
+            rng,
+        )
+    }
+    for number, (name, originals) in enumerate(sources.items()):
+        start = len(shots)
+        made, log = rendered([*originals, *copies(originals, 1000 * (number + 1))], args.cache_dir)
+        if log is not None:
+            print_render_log(name, log)
+        shots += made
+        members = range(start, len(shots))
+        all_pages = [page for page, _shot in shots]
+        sets[name] = sample_set(
+            name,
+            all_pages,
+            [i for i in members if all_pages[i].url != all_pages[i].content],
+            label,
+            args.pairs,
+            rng,
+            others=[i for i in members if all_pages[i].url == all_pages[i].content],
+        )
+    return shots, sets
+
+
+def rendered_scores(
+    shots: Sequence[Shot], sets: Sequence[LabelledSet], offset: int, cache_dir: Path
+) -> dict[tuple[int, int], list[float]]:
+    """Score the rendered sets' pairs by every stage, screenshots given (cached), keyed by the
+    pages' numbers plus ``offset``."""
+    cache = cache_dir / "rendered-scores.pickle"
+    key = (
+        [(page.url, hashlib.sha256(page.html + shot).hexdigest()) for page, shot in shots],
+        [labelled.pairs for labelled in sets],
+    )
+    cached = pickle.loads(cache.read_bytes()) if cache.is_file() else None
+    if cached and cached[0] == key:
+        scores = cached[1]
+    else:
+        features = [
+            features_from_item({"url": page.url, "html": page.html, "screenshot": shot})
+            for page, shot in shots
+        ]
+        scores = score_all(features, sets)
+        cache.write_bytes(pickle.dumps((key, scores)))
+    return {(i + offset, j + offset): row for (i, j), row in scores.items()}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", type=int, default=300, help="pairs of each label per set")
@@ -488,6 +707,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--copied", type=int, default=30, help="pages copied per source")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--cache-dir", type=Path, default=Path("/tmp/websim-bench-similarity"))
+    parser.add_argument(
+        "--rendered",
+        action="store_true",
+        help="add the rendered sets (screenshots: the visual stage weighs in); renders cached",
+    )
+    parser.add_argument(
+        "--render-captures", type=int, default=90, help="sites rendered twice (--rendered)"
+    )
+    parser.add_argument(
+        "--render-copied", type=int, default=20, help="pages copied per source (--rendered)"
+    )
     args = parser.parse_args(argv)
     if not BIG9.is_dir():
         print(f"big9 not found at {BIG9}")
@@ -643,8 +873,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         scores = score_all(features, chosen)
         cache.write_bytes(pickle.dumps((urls, scores)))
     print(f"scored {len(scores)} pairs by every stage")
+    if args.rendered:
+        shots, extra = rendered_sets(pages, big9_index, books_index, args, copy_or_other_site)
+        scores |= rendered_scores(shots, list(extra.values()), len(pages), args.cache_dir)
+        for name, labelled in extra.items():
+            labelled.name = name
+            labelled.pairs = [(i + len(pages), j + len(pages), y) for i, j, y in labelled.pairs]
+            sets[name] = labelled
+        questions["same-site"].append("captures")
+        questions["looks-alike"] += list(extra)
+        print(f"scored {len(scores)} pairs with the rendered sets")
     for question, names in questions.items():
         evaluate(question, [sets[name] for name in names], scores)
+        evaluate_logistic(question, [sets[name] for name in names], scores)
     # With every stage available the same-template fit leans on text and links (see RESULTS.md);
     # the question is answered by the layout stage alone, fitted here.
     evaluate(
