@@ -21,6 +21,7 @@ retrying is done here, on the reactor's clock.
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,16 +109,25 @@ def without_retries(server: Any) -> None:
 
 
 def check_reachable(url: str, socket_timeout: float) -> None:
-    """Ping Redis; raise :class:`RedisUnavailableError` (one line) if it does not answer."""
+    """Ping Redis and write a probe key that expires in a second; raise
+    :class:`RedisUnavailableError` (one line) if it does not answer or refuses writes (full at
+    ``maxmemory`` with ``noeviction``, a read-only replica)."""
     redis = require("redis")
     try:
-        redis_client(url, socket_timeout).ping()
+        client = redis_client(url, socket_timeout)
+        client.ping()
+        client.set(f"websim:probe:{uuid.uuid4().hex}", 1, px=1000)
     except redis.RedisError as exc:
         message = str(exc)
         if isinstance(exc, redis.AuthenticationError) or any(
             sign in message for sign in _PASSWORD_ASKED
         ):
             why = "it refuses this client: give its password in the URL, redis://:PASSWORD@host"
+        elif isinstance(exc, (redis.exceptions.OutOfMemoryError, redis.exceptions.ReadOnlyError)):
+            why = (
+                f"it refuses writes ({message.rstrip('.')}); the crawl's queue needs a writable "
+                "Redis with free memory (maxmemory, or a primary rather than a replica)"
+            )
         else:
             why = f"{message.rstrip('.')}; start redis-server there or fix the URL"
         raise RedisUnavailableError(

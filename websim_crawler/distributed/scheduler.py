@@ -44,7 +44,13 @@ from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams, redacted_url
 from websim_crawler.distributed import BUDGET, WORKER_LOCAL
 from websim_crawler.distributed.leases import CrawlStateLost, RedisLeases, Requeued
-from websim_crawler.distributed.outage import TIMEOUTS_STAT, Outage, is_timeout, without_retries
+from websim_crawler.distributed.outage import (
+    TIMEOUTS_STAT,
+    Outage,
+    RedisUnavailableError,
+    is_timeout,
+    without_retries,
+)
 from websim_crawler.frontier.release import LEASE, held_leases, release_when_done
 
 logger = logging.getLogger(__name__)
@@ -84,18 +90,29 @@ class WorkerScheduler(Scheduler):
         return scheduler
 
     def open(self, spider: Spider) -> None:
-        """Open the shared queue, requeue dead workers' requests, start the heartbeat."""
-        super().open(spider)
+        """Open the shared queue, requeue dead workers' requests, start the heartbeat.
+
+        The start-up check (``check_reachable``) pinged Redis and wrote to it; one that fails
+        in the moment since (stopped, full) ends the crawl as ``RedisUnavailableError``, named
+        in the crawl command's last line, instead of a bare Redis error.
+        """
         assert self.crawler is not None
-        self.leases = RedisLeases(
-            self.server,
-            self.params.keys(spider.name),
-            self.params.lease,
-            self.params.max_attempts,
-        )
-        self.leases.join_run()
-        self.leases.beat()
-        self._count(self.leases.requeue_dead())
+        try:
+            super().open(spider)
+            self.leases = RedisLeases(
+                self.server,
+                self.params.keys(spider.name),
+                self.params.lease,
+                self.params.max_attempts,
+            )
+            self.leases.join_run()
+            self.leases.beat()
+            self._count(self.leases.requeue_dead())
+        except self.redis_errors as exc:
+            raise RedisUnavailableError(
+                f"Redis at {redacted_url(self.params.redis_url or '')} (WEBSIM_REDIS_URL) refused "
+                f"the worker's queue as it opened: {exc}"
+            ) from None
         release_when_done(self.crawler, self._release)
         self.crawler.signals.connect(self._response_received, signal=signals.response_received)
         self.crawler.signals.connect(self._spider_idle, signal=signals.spider_idle)

@@ -216,12 +216,31 @@ def test_a_socket_timeout_longer_than_half_the_lease_is_refused() -> None:
     assert settings.getdict("REDIS_PARAMS")["socket_timeout"] == 0.5
 
 
-@pytest.mark.parametrize("refusing", [False, True], ids=["nothing-listening", "wrong-password"])
-def test_an_unusable_redis_at_start_is_one_line_and_exit_1(refusing: bool, tmp_path: Path) -> None:
+# How each unusable Redis is set up, and what its one line says.
+UNUSABLE_REDIS = {
+    "nothing-listening": ({}, "Connection refused"),
+    "wrong-password": ({"requirepass": "s3cret"}, "give its password in the URL"),
+    # It answers PING, but the worker's first write fails: full, with no eviction allowed.
+    "full": ({"maxmemory": "1", "maxmemory-policy": "noeviction"}, "it refuses writes"),
+    "read-only-replica": (
+        {"replica-read-only": "yes", "replicaof": "127.0.0.1 1"},
+        "refuses writes",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(UNUSABLE_REDIS))
+def test_an_unusable_redis_at_start_is_one_line_and_exit_1(kind: str, tmp_path: Path) -> None:
+    config, said = UNUSABLE_REDIS[kind]
     server = None
-    if refusing:  # a Redis that wants a password the URL does not give
+    if config:
         server = LocalRedis().start()
-        pytest.importorskip("redis").Redis.from_url(server.url).config_set("requirepass", "s3cret")
+        client = pytest.importorskip("redis").Redis.from_url(server.url)
+        for name, value in config.items():
+            if name == "replicaof":  # a replica of a primary that is not there: read-only
+                client.execute_command("REPLICAOF", *value.split())
+            else:
+                client.config_set(name, value)
         url = server.url
     else:
         url = f"redis://127.0.0.1:{_free_port()}/0"
@@ -243,7 +262,7 @@ def test_an_unusable_redis_at_start_is_one_line_and_exit_1(refusing: bool, tmp_p
     errors = [line for line in done.stderr.splitlines() if " ERROR: " in line]
     assert len(errors) == 1, done.stderr[-3000:]
     assert f"cannot use Redis at {url} (WEBSIM_REDIS_URL)" in errors[0]
-    assert ("give its password in the URL" if refusing else "Connection refused") in errors[0]
+    assert said in errors[0]
 
 
 def test_reconcile_releases_what_was_finished_and_requeues_what_is_not_held() -> None:
