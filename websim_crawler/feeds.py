@@ -21,7 +21,9 @@ that fails later (a full disk) logs one line, stops the crawl (finish reason
 ``feed_write_failed``, exit code 1) and drops the items after it, instead of a traceback per item.
 From that write on, the requests the engine finishes keep their leases
 (:func:`~websim_crawler.frontier.release.keep_leases`): their items are not in the feed, so a
-resumed JOBDIR crawl, or another Redis worker, crawls them again. Nothing is lost.
+resumed JOBDIR crawl, or another Redis worker, crawls them again. Nothing is lost. For the same
+reason a post-processed (compressed) feed, whose items wait in the compressor's buffer, is refused
+at start when the crawl has a leasing frontier (JOBDIR or Redis).
 
 JSON Lines feeds in UTF-8 are encoded by orjson (``OrjsonLinesItemExporter``, registered in
 ``FEED_EXPORTERS``): Scrapy's exporter spent about as much of the crawl's own process on
@@ -79,8 +81,18 @@ class DurableFileFeedStorage(FileFeedStorage):
         ``%(name)s``-style parameters: such a path is checked when it is opened) and once per
         feed file.
         """
-        fsync = websim_config(crawler).reliability.feed_fsync
-        storage = cls(uri, feed_options=feed_options, fsync=fsync, crawler=crawler)
+        config = websim_config(crawler)
+        storage = cls(
+            uri, feed_options=feed_options, fsync=config.reliability.feed_fsync, crawler=crawler
+        )
+        leasing = crawler.settings.get("JOBDIR") or config.distributed.redis_url
+        if leasing and (feed_options or {}).get("postprocessing"):
+            raise OutputPathError(
+                f"the feed {storage.path} is post-processed (compressed): its items wait in the "
+                "compressor's buffer, so a killed crawl would lose them while their requests "
+                "count as done; with JOBDIR or WEBSIM_REDIS_URL write a plain JSON Lines feed "
+                "(the websim commands read .jsonl.gz too: compress it after the crawl)"
+            )
         if "%(" not in storage.path:
             check_feed_path(storage.path, append=storage.write_mode == "ab")
         return storage

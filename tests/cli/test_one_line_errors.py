@@ -83,6 +83,30 @@ def test_a_feed_path_that_cannot_be_written_stops_the_crawl_before_any_request(
     assert not (tmp_path / "missing").exists()  # no folder made above the file's own
 
 
+@pytest.mark.parametrize("leasing", ["JOBDIR", "none"])
+def test_a_compressed_feed_is_refused_where_a_kill_could_lose_its_buffer(
+    leasing: str, demo_site: str, tmp_path: Path
+) -> None:
+    feed = tmp_path / "pages.jsonl.gz"
+    gzip_feed = {
+        "format": "jsonlines",
+        "postprocessing": ["scrapy.extensions.postprocessing.GzipPlugin"],
+    }
+    arguments = ["site", "-a", f"start_url={demo_site}", "-a", "max_pages=2"]
+    arguments += ["-s", "FEEDS=" + json.dumps({str(feed): gzip_feed})]
+    if leasing == "JOBDIR":
+        arguments += ["-s", f"JOBDIR={tmp_path / 'job'}"]
+    finished = scrapy_crawl(*arguments)
+    if leasing == "JOBDIR":  # a resumable crawl: its items must not wait in a buffer
+        assert finished.returncode == 1
+        [line] = error_lines(finished.stderr)
+        assert "OutputPathError: the feed " in line and "is post-processed" in line, line
+        assert "Spider opened" not in finished.stderr and not feed.exists()
+    else:  # nothing to resume: Scrapy's compressed feed as it is
+        assert finished.returncode == 0, finished.stderr[-2000:]
+        assert feed.read_bytes()[:2] == b"\x1f\x8b"
+
+
 def test_the_feed_file_own_folder_is_created_when_its_parent_exists(
     demo_site: str, tmp_path: Path
 ) -> None:
