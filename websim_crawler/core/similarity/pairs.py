@@ -257,12 +257,12 @@ def _pair_judge(
         return by_stages, stages
     classes = [None if page.document is None else page.document.classes for page in pages]
     chrome = chrome_classes(names for names in classes if names is not None)
+    own_classes = [frozenset() if names is None else names - chrome for names in classes]
 
     def by_template_classes(first: int, second: int) -> dict[str, Any] | None:
-        own, other = classes[first], classes[second]
-        if not own or not other:  # no document (the HTML dropped), or no class names
+        if not classes[first] or not classes[second]:  # no document (HTML dropped), no classes
             return by_stages(first, second)
-        score = template_class_similarity(own, other, chrome)
+        score = template_class_similarity(own_classes[first], own_classes[second])
         if score < threshold:
             return None
         return {"combined_score": score, "scores": {"template_classes": score}}
