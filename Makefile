@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := chromium redis-server python3.11-doc
+APT_PACKAGES := chromium redis-server python3.11-doc php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 

@@ -262,10 +262,12 @@ class ServerApp:
     rendered = False
     start_path = ""
     ready_path = ""
+    quiet_stderr = False  # a server that logs every request must not fill an unread pipe
 
     def __init__(self, records: list[Record], workdir: Path) -> None:
-        if importlib.util.find_spec(self.module) is None:
-            raise AppMissing(f"{self.name} is not installed (pip install websim-crawler[gallery])")
+        reason = self.missing()
+        if reason is not None:
+            raise AppMissing(reason)
         self.records = records
         self.workdir = workdir
         self.port = free_port()
@@ -276,7 +278,11 @@ class ServerApp:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.prepare()
         self.process = subprocess.Popen(
-            self.command(), cwd=self.workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+            self.command(),
+            cwd=self.workdir,
+            env=self.environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL if self.quiet_stderr else subprocess.PIPE,
         )
         try:
             wait_until_up(self.url + self.ready_path, self.process)
@@ -293,6 +299,16 @@ class ServerApp:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+    def missing(self) -> str | None:
+        """Return why the application cannot run here (``None``: it can)."""
+        if importlib.util.find_spec(self.module) is None:
+            return f"{self.name} is not installed (pip install websim-crawler[gallery])"
+        return None
+
+    def environment(self) -> dict[str, str] | None:
+        """Return the server's environment (``None``: this process's)."""
+        return None
 
     def prepare(self) -> None:
         """Write the project and load the corpus."""
@@ -710,6 +726,8 @@ class GalleryCrawl:
     pages: int
     seconds: float
     records: list[dict[str, Any]]  # the stored record items of the corpus
+    result_pages: list[dict[str, Any]]  # the stored result page items
+    stats: dict[str, Any]  # the crawl's stats (WEBSIM_STATS_OUTPUT)
 
     @property
     def coverage(self) -> float:
@@ -760,6 +778,8 @@ def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
         pages=len(items),
         seconds=seconds,
         records=corpus_records,
+        result_pages=[item for item in items if item.get("kind") == "results"],
+        stats=stats,
     )
 
 
