@@ -27,11 +27,14 @@ from websim_crawler.core.crawling import (
     NextPage,
     ResultListMemory,
     ResultRecords,
+    SearchForm,
+    SearchTarget,
     find_records,
+    find_search_form,
     next_page,
+    rank_search_forms,
     site_template_links,
 )
-from websim_crawler.core.crawling.forms import SearchForm, find_search_form, rank_search_forms
 from websim_crawler.core.html import outgoing_links
 from websim_crawler.core.urls import is_http_url, origin_of
 from websim_crawler.distributed import WORKER_LOCAL
@@ -94,7 +97,9 @@ class DeepWebSpider(WebsimSpider):
         self.max_pages = self.max_pages_argument or self.params.max_result_pages
         self.follow = parse_flag(self.name, "follow", follow)
         self.template_links: frozenset[str] = frozenset()
-        self.search_urls: set[str] = set()
+        self.search = (
+            SearchTarget.of_template(self.query_template) if self.query_template else SearchTarget()
+        )
         self.search_form: tuple[SearchForm, Any] | None = None  # the form and its selector
         self.result_lists = ResultListMemory()  # chrome and data-region places of result pages
         self.diagnosis = CrawlDiagnosis()
@@ -159,7 +164,9 @@ class DeepWebSpider(WebsimSpider):
             form.query_field,
         )
         self.count(f"websim/crawl/search_form/{form.method.lower()}")
-        self.search_urls.add(form.action)
+        self.search = self.search.joined(
+            SearchTarget.of_form(form.action, form.query_field, form.fixed_fields)
+        )
         self.search_form = (form, response.xpath("//form")[form.form_number])
         yield from self.form_requests(self.queries)
 
@@ -212,7 +219,6 @@ class DeepWebSpider(WebsimSpider):
         assert self.query_template is not None
         for query in queries:
             url = self.query_template.format(query=quote_plus(query))
-            self.search_urls.add(url)
             yield self.results_request(url, query, 1)
 
     def results_request(self, url: str, query: str, page: int) -> scrapy.Request:
@@ -270,12 +276,7 @@ class DeepWebSpider(WebsimSpider):
         yield self.page_item(response, root, kind="results", query=query, page=page, links=links)
         found = self.result_records(root, response.url, query)
         records = found.links
-        self.result_lists.observe(
-            found.other_shapes,
-            found.region.shape if found.region else None,
-            found.region.location if found.region else None,
-            found.region.items if found.region else 0,
-        )
+        self.result_lists.observe(found.other_shapes, found.regions)
         self.diagnosis.add_result_page(query, found)
         if found.truncated:
             self.count("websim/crawl/regions/truncated")
@@ -303,7 +304,7 @@ class DeepWebSpider(WebsimSpider):
             root,
             url,
             template_links=self.template_links,
-            search_urls=self.search_urls,
+            search=self.search,
             memory=self.result_lists,
             query=query,
         )

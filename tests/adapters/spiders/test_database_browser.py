@@ -28,7 +28,7 @@ from support.database_browser import (
     matching_rows,
 )
 
-from websim_crawler.core.crawling import find_records, next_page
+from websim_crawler.core.crawling import SearchTarget, find_records, next_page
 from websim_crawler.core.html import parse_html
 from websim_crawler.core.io import iter_jsonl
 
@@ -111,7 +111,9 @@ def test_a_row_labelled_with_the_next_page_number_is_no_result_page(crawl: Crawl
     url = crawl.table_url + "&_search=zanzibar"
     with urllib.request.urlopen(url, timeout=30) as response:
         root = parse_html(response.read())
-    found = find_records(root, url, search_urls=[url.split("?")[0]], query="zanzibar")
+    found = find_records(
+        root, url, search=SearchTarget.of_urls([url.split("?")[0]]), query="zanzibar"
+    )
     assert [row_number(link) for link in found.links] == [2]
     assert next_page(root, url, 1, results_on_page=1, record_links=found.links) is None
 

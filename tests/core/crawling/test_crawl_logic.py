@@ -12,13 +12,15 @@ from scrapy.http import HtmlResponse
 from websim_crawler.config import WebsimConfig
 from websim_crawler.config.render import RenderParams
 from websim_crawler.core.crawling import (
+    SearchTarget,
     advance_page_parameter,
+    find_search_form,
     next_page,
+    rank_search_forms,
     record_links,
     site_template_links,
     url_shape,
 )
-from websim_crawler.core.crawling.forms import find_search_form, rank_search_forms
 from websim_crawler.core.html import parse_html
 from websim_crawler.core.urls import absolute_url, looks_like_page
 from websim_crawler.errors import ConfigError
@@ -191,7 +193,9 @@ RESULTS_HTML = """
 def test_record_links_are_the_results_not_template_pager_or_one_off_links() -> None:
     root = page(RESULTS_HTML)
     records = record_links(
-        root, "http://shop.example.org/search?q=tea", search_urls=["http://shop.example.org/search"]
+        root,
+        "http://shop.example.org/search?q=tea",
+        search=SearchTarget.of_urls(["http://shop.example.org/search"]),
     )
     assert records == [
         "http://shop.example.org/record/12",

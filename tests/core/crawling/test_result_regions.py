@@ -8,6 +8,7 @@ import pytest
 
 from websim_crawler.core.crawling import (
     CrawlDiagnosis,
+    DataRegion,
     ResultListMemory,
     ResultRecords,
     find_data_regions,
@@ -81,7 +82,7 @@ def test_a_lone_item_is_a_record_where_other_pages_had_their_region() -> None:
     alone = page(cards.format(card.format(3)))
     assert find_records(alone, RESULTS_URL).region is None  # one card in a div: no list
     assert many.region is not None
-    memory.observe(many.other_shapes, many.region.shape, many.region.location, many.region.items)
+    memory.observe(many.other_shapes, many.regions)
     found = find_records(alone, RESULTS_URL, memory=memory)
     assert found.links == (BASE + "/item/3",)
 
@@ -128,9 +129,7 @@ def test_chrome_is_what_every_result_page_has_outside_its_region() -> None:
     for rows in ([1, 2], [3, 5], [8, 9]):
         found = find_records(page(table_page(rows, next_link=True)), RESULTS_URL, memory=memory)
         assert found.region is not None
-        memory.observe(
-            found.other_shapes, found.region.shape, found.region.location, found.region.items
-        )
+        memory.observe(found.other_shapes, found.regions)
     assert memory.chrome_shapes() == frozenset({"/*?search&sql"})
     # A page whose table is gone (an error page) no longer offers the SQL link as a record.
     bare = page('<p><a href="/db?sql=select+1&amp;search=x">View and edit SQL</a></p>')
@@ -145,8 +144,8 @@ def test_chrome_is_what_every_result_page_has_outside_its_region() -> None:
 
 def test_memory_bounds_are_counted() -> None:
     memory = ResultListMemory(max_shapes=2, max_locations=1)
-    memory.observe(["/a", "/b", "/c"], "/r/*", "body>ul>li", 3)
-    memory.observe([], "/s/*", "body>ol>li", 3)
+    memory.observe(["/a", "/b", "/c"], [DataRegion("body>ul>li", "/r/*", (), 3, 0)])
+    memory.observe([], [DataRegion("body>ol>li", "/s/*", (), 3, 0)])
     assert memory.dropped == 2  # "/c" and the second location
     assert memory.known_locations() == frozenset({"body>ul>li"})
 
@@ -183,7 +182,7 @@ def chrome_crawl(pages: int) -> CrawlDiagnosis:
     diagnosis = CrawlDiagnosis()
     for number in range(pages):
         link = f"{BASE}/db?sql=select+{number}&search=q{number}"
-        diagnosis.add_result_page(f"q{number}", ResultRecords((link,), None, frozenset()))
+        diagnosis.add_result_page(f"q{number}", ResultRecords((link,), (), frozenset()))
     return diagnosis
 
 
@@ -210,7 +209,9 @@ def test_diagnosis_of_a_crawl_with_region_records_and_empty_queries() -> None:
     assert result.queries_without_records == ("zzz",)
     assert result.result_pages_without_records == 1
     assert result.warning() is None and result.failure() is None
-    assert "4 result pages (1 without records)" in result.summary()
+    assert "4 result pages (0 empty, 1 without records found, 0 with several lists)" in (
+        result.summary()
+    )
 
 
 def test_a_record_shown_in_full_on_result_lists_keeps_its_text() -> None:

@@ -1,7 +1,10 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
 from .diagnosis import CrawlDiagnosis, Diagnosis
+from .forms import SearchForm, find_search_form, rank_search_forms
+from .link_roles import SearchTarget, is_view_parameter, shows_result_list
 from .memory import ResultListMemory
+from .no_results import says_no_results
 from .pagination import (
     NextPage,
     advance_page_parameter,
@@ -14,7 +17,7 @@ from .records import (
     site_template_links,
 )
 from .regions import DataRegion, find_data_regions
-from .shapes import url_shape
+from .shapes import extends_shape, url_shape
 
 __all__ = [
     "CrawlDiagnosis",
@@ -23,11 +26,19 @@ __all__ = [
     "NextPage",
     "ResultListMemory",
     "ResultRecords",
+    "SearchForm",
+    "SearchTarget",
     "advance_page_parameter",
+    "extends_shape",
     "find_data_regions",
     "find_records",
+    "find_search_form",
+    "is_view_parameter",
     "next_page",
+    "rank_search_forms",
     "record_links",
+    "says_no_results",
+    "shows_result_list",
     "site_template_links",
     "url_shape",
 ]

@@ -23,6 +23,9 @@ class Diagnosis:
 
     result_pages: int
     result_pages_without_records: int
+    result_pages_empty: int
+    result_lists: int
+    pages_with_several_lists: int
     records_by_pattern: dict[str, int]
     records_from_regions: int
     records_by_pattern_only: int
@@ -43,10 +46,11 @@ class Diagnosis:
                 f"{self.chrome_like_records} of {self.records} record links have a pattern "
                 "found on every result page (page chrome, not results)"
             )
-        if self.result_pages and self.result_pages_without_records * 2 > self.result_pages:
+        with_results = self.result_pages - self.result_pages_empty
+        if with_results and self.result_pages_without_records * 2 > with_results:
             problems.append(
-                f"{self.result_pages_without_records} of {self.result_pages} result pages "
-                "had no records"
+                f"{self.result_pages_without_records} of {with_results} result pages "
+                "that did not say they were empty had no records"
             )
         if not problems:
             return None
@@ -56,6 +60,8 @@ class Diagnosis:
         """Return why the crawl found no records in any result list, or ``None``."""
         if not self.result_pages or self.records_from_regions:
             return None
+        if self.result_pages_empty == self.result_pages:
+            return f"every one of the {self.result_pages} result pages says it found nothing"
         return (
             f"no record came from a data region of the {self.result_pages} result pages "
             f"({self.records_by_pattern_only} links taken by URL pattern alone)"
@@ -70,8 +76,10 @@ class Diagnosis:
             )[:_SHOWN_PATTERNS]
         )
         return (
-            f"{self.result_pages} result pages ({self.result_pages_without_records} without "
-            f"records), {self.records} record links ({self.records_from_regions} from data "
+            f"{self.result_pages} result pages ({self.result_pages_empty} empty, "
+            f"{self.result_pages_without_records} without records found, "
+            f"{self.pages_with_several_lists} with several lists), {self.records} record links "
+            f"({self.result_lists} lists, {self.records_from_regions} from data "
             f"regions, {self.chrome_like_records} chrome-like) by pattern {{{shown}}}, "
             f"{len(self.queries_without_records)} of {self.queries} queries found nothing"
         )
@@ -81,6 +89,9 @@ class Diagnosis:
         return {
             "websim/diagnosis/result_pages": self.result_pages,
             "websim/diagnosis/result_pages_without_records": self.result_pages_without_records,
+            "websim/diagnosis/result_pages_empty": self.result_pages_empty,
+            "websim/diagnosis/result_lists": self.result_lists,
+            "websim/diagnosis/result_pages_with_several_lists": self.pages_with_several_lists,
             "websim/diagnosis/records/from_region": self.records_from_regions,
             "websim/diagnosis/records/by_pattern_only": self.records_by_pattern_only,
             "websim/diagnosis/records/chrome_like": self.chrome_like_records,
@@ -104,6 +115,9 @@ class CrawlDiagnosis:
         self.dropped = 0
         self._result_pages = 0
         self._without_records = 0
+        self._empty = 0
+        self._lists = 0
+        self._several_lists = 0
         self._from_regions = 0
         self._by_pattern_only = 0
         self._patterns: Counter[str] = Counter()
@@ -111,10 +125,20 @@ class CrawlDiagnosis:
         self._query_records: dict[str, int] = {}
 
     def add_result_page(self, query: str, found: ResultRecords) -> None:
-        """Count one result page of ``query`` and the records found on it."""
+        """Count one result page of ``query`` and the records found on it.
+
+        A page without records is empty when it says it found nothing, or when an earlier page
+        of its query had records (a pager followed past the last result); else its records
+        were not found.
+        """
         self._result_pages += 1
+        self._lists += len(found.regions)
+        self._several_lists += len(found.regions) > 1
         if not found.links:
-            self._without_records += 1
+            if found.says_empty or self._query_records.get(query, 0):
+                self._empty += 1
+            else:
+                self._without_records += 1
         if found.region is not None:
             self._from_regions += len(found.links)
         else:
@@ -137,6 +161,9 @@ class CrawlDiagnosis:
         return Diagnosis(
             result_pages=self._result_pages,
             result_pages_without_records=self._without_records,
+            result_pages_empty=self._empty,
+            result_lists=self._lists,
+            pages_with_several_lists=self._several_lists,
             records_by_pattern=dict(self._patterns),
             records_from_regions=self._from_regions,
             records_by_pattern_only=self._by_pattern_only,

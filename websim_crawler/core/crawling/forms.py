@@ -49,6 +49,7 @@ class SearchForm:
     method: str
     action: str
     score: float
+    fixed_fields: tuple[tuple[str, str], ...] = ()  # hidden fields sent with every query
 
 
 def find_search_form(root: etree._Element, base_url: str) -> SearchForm | None:
@@ -109,6 +110,11 @@ def _judge_form(form: etree._Element, form_number: int, base_url: str) -> Search
         method="POST" if method == "POST" else "GET",
         action=urljoin(base_url, (form.get("action") or "").strip()),
         score=score,
+        fixed_fields=tuple(
+            (str(element.get("name")), str(element.get("value") or ""))
+            for element, kind in zip(inputs, types, strict=True)
+            if kind == "hidden" and element.get("name")
+        ),
     )
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from websim_crawler.core.crawling.regions import DataRegion
+
 
 class ResultListMemory:
     """Count, over a crawl's result pages, the link patterns outside their data regions.
@@ -30,29 +32,24 @@ class ResultListMemory:
         self._region_shapes: set[str] = set()
         self._locations: dict[str, None] = {}
 
-    def observe(
-        self,
-        other_shapes: Iterable[str],
-        region_shape: str | None = None,
-        region_location: str | None = None,
-        region_items: int = 0,
-    ) -> None:
-        """Record a result page: its candidate link patterns outside its data region, and the
-        region (pattern, place, items) when it has one."""
+    def observe(self, other_shapes: Iterable[str], regions: Iterable[DataRegion] = ()) -> None:
+        """Record a result page: its candidate link patterns outside its result lists, and the
+        lists (data regions: pattern, place, items) it has."""
         self.pages += 1
         for shape in sorted(set(other_shapes)):
             if shape in self._shape_pages or len(self._shape_pages) < self.max_shapes:
                 self._shape_pages[shape] += 1
             else:
                 self.dropped += 1
-        if region_shape is not None:
-            if region_shape in self._region_shapes or len(self._region_shapes) < self.max_shapes:
-                self._region_shapes.add(region_shape)
+        for region in regions:
+            if region.shape in self._region_shapes or len(self._region_shapes) < self.max_shapes:
+                self._region_shapes.add(region.shape)
             else:
                 self.dropped += 1
-        if region_location is not None and region_items >= 2:
-            if region_location in self._locations or len(self._locations) < self.max_locations:
-                self._locations[region_location] = None
+            if region.items < 2:
+                continue
+            if region.location in self._locations or len(self._locations) < self.max_locations:
+                self._locations[region.location] = None
             else:
                 self.dropped += 1
 

@@ -25,7 +25,7 @@ from websim_crawler.core.crawling.labels import (
     page_label_words,
     pager_label_kind,
 )
-from websim_crawler.core.crawling.shapes import coarse_url_shape, url_shape
+from websim_crawler.core.crawling.shapes import coarse_url_shape, extends_shape, url_shape
 
 _MIN_MIXED_ITEMS = 4  # a list of results under several URL patterns has at least this many
 _MAX_ITEM_DEPTH = 12  # how far above a link its item may be (a card's link sits a few levels in)
@@ -76,7 +76,6 @@ def find_data_regions(
             links_by_item.setdefault(element, []).append(url)
             element = element.getparent()
     known = frozenset(known_locations)
-    regions: list[DataRegion] = []
     parents: dict[etree._Element, None] = {}
     for item in links_by_item:
         parent = item.getparent()
@@ -84,6 +83,7 @@ def find_data_regions(
             parents.setdefault(parent, None)
     looked_at = 0
     truncated = False
+    found: list[tuple[DataRegion, etree._Element, list[etree._Element]]] = []
     for parent in parents:
         looked_at += len(parent)
         if looked_at > max_elements:
@@ -102,7 +102,15 @@ def find_data_regions(
             texts = [_item_text(item) for item in items]
             if not _is_pager(texts):
                 weight = sum(len(text) for text in texts)
-                regions.append(dataclasses.replace(region, weight=weight))
+                found.append((dataclasses.replace(region, weight=weight), parent, items))
+    # Lists under headings ("title matches", "text matches") are found twice: as lists of
+    # items, and as one region whose items are the lists. The lists are the result lists.
+    list_parents = {parent for region, parent, _ in found if region.items >= 2}
+    regions = [
+        region
+        for region, _, items in found
+        if not any(item.tag in _LIST_CONTAINERS and item in list_parents for item in items)
+    ]
     regions.sort(key=lambda region: (-region.weight, -region.items, region.location))
     return regions, truncated
 
@@ -126,7 +134,7 @@ def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
             chosen = coarse
     if chosen is None:
         return None
-    shape, items, urls = chosen
+    shape, items, urls = _with_longer_ids(item_links, *chosen)
     if items >= 2 and len(urls) < 2:
         return None  # every item links to one page: a "more" or "details" control, not records
     if len(urls) > 2 * items:
@@ -153,6 +161,23 @@ def _common_shape(
     # "Filed under" topic link that each item also carries), then the first by name.
     shape = min(shape_items, key=lambda s: (-shape_items[s], -len(shape_urls[s]), s))
     return shape, shape_items[shape], tuple(shape_urls[shape])
+
+
+def _with_longer_ids(
+    item_links: list[list[str]], shape: str, items: int, urls: tuple[str, ...]
+) -> tuple[str, int, tuple[str, ...]]:
+    """Add to a region the items whose record's id holds one more path segment than its
+    siblings' (a title with "/" in it: ``/wiki/A/B`` among ``/wiki/*``): an item without a link
+    of ``shape`` whose link agrees with it on every fixed segment and on the query keys."""
+    chosen = set(urls)
+    ordered: dict[str, None] = {}
+    for links in item_links:
+        own = [url for url in links if url in chosen]
+        if not own:
+            own = [url for url in links if extends_shape(url, shape)][:1]
+            items += bool(own)
+        ordered.update(dict.fromkeys(own))
+    return shape, items, tuple(ordered)
 
 
 def _is_pager(texts: list[str]) -> bool:
