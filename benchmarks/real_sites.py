@@ -2,9 +2,12 @@
 
 For each application, started on 127.0.0.1 with a corpus of Debian's Python documentation
 (python3.11-doc, labelled by section): whether the search form was found, records reached /
-records the application lists for the queries (coverage), chrome pages stored as records, pages
-per second, and, over the records reached, the NMI of the crawl's clustering (``websim
-cluster``) and of a trafilatura + tf-idf + k-means baseline against the section labels.
+records the application lists for the queries (coverage), chrome pages stored as records, empty
+result pages counted by the crawl (``websim/diagnosis/result_pages_empty``) / served by the site,
+lists with records missed on result pages with several lists, pages per second, and, over the
+records reached, the NMI of the crawl's clustering (``websim cluster``) and of a trafilatura +
+tf-idf + k-means baseline against the section labels. The query-routed applications (MediaWiki,
+DokuWiki) and the generated routed sites (``routed-*``) are issue 33's.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py [--only NAME ...]
 """
@@ -35,6 +38,7 @@ from support.real_apps import (  # noqa: E402
     crawl_app,
     launchers,
 )
+from support.result_pages import result_page_account  # noqa: E402
 
 
 def baseline_nmi(crawl: GalleryCrawl, labels: list[str], k: int) -> float:
@@ -72,8 +76,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     records = corpus()
     print(
-        f"{'application':<15} {'form':>5} {'listed':>6} {'reached':>7} {'coverage':>8} "
-        f"{'chrome':>6} {'pages':>5} {'pages/s':>7} {'NMI websim':>10} {'NMI baseline':>12}"
+        f"{'application':<28} {'form':>4} {'listed':>6} {'reached':>7} {'coverage':>8} "
+        f"{'chrome':>6} {'empty':>5} {'dropped':>7} {'pages':>5} {'pages/s':>7} "
+        f"{'NMI websim':>10} {'NMI baseline':>12}"
     )
     for name, launcher in launchers().items():
         if args.only and name not in args.only:
@@ -84,19 +89,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with launcher(records, folder / "app") as app:
                     crawl = crawl_app(app, folder)
                     labels = {item["url"]: app.label_of(item["url"]) for item in crawl.records}
+                account = result_page_account(app, crawl)
             except AppMissing as missing:
-                print(f"{name:<15} skipped: {missing}")
+                print(f"{name:<28} skipped: {missing}")
                 continue
+            counted = crawl.stats.get("websim/diagnosis/result_pages_empty", 0)
+            empty = f"{counted}/{account.empty_pages}" if account else f"{counted}/?"
+            dropped = str(len(account.dropped_lists(crawl))) if account else "?"
             nmi = baseline = float("nan")
             k = len(set(labels.values()))
             if k > 1 and len(crawl.records) > k:
                 nmi = websim_nmi(crawl, labels, k, folder)
                 baseline = baseline_nmi(crawl, list(labels.values()), k)
             print(
-                f"{name:<15} {'yes' if crawl.form_found else 'no':>5} {len(crawl.listed):>6} "
+                f"{name:<28} {'yes' if crawl.form_found else 'no':>4} {len(crawl.listed):>6} "
                 f"{len(crawl.reached):>7} {crawl.coverage:>8.2f} {len(crawl.chrome_records):>6} "
-                f"{crawl.pages:>5} {crawl.pages / crawl.seconds:>7.1f} {nmi:>10.3f} "
-                f"{baseline:>12.3f}",
+                f"{empty:>5} {dropped:>7} {crawl.pages:>5} {crawl.pages / crawl.seconds:>7.1f} "
+                f"{nmi:>10.3f} {baseline:>12.3f}",
                 flush=True,
             )
     return 0

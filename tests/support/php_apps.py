@@ -26,6 +26,7 @@ from support.real_apps import Record, ServerApp, fetch_text
 MEDIAWIKI = Path("/usr/share/mediawiki")
 DOKUWIKI = Path("/usr/share/dokuwiki")
 _PHP_MODULES = ("pdo_sqlite", "intl", "mbstring", "dom")  # php-sqlite3, php-intl, ...
+NO_MATCH = "zeppelin"  # a query no document of the corpus matches: an empty result page
 _SUBPAGE_EVERY = 5  # every fifth record is a subpage: its title (and id) has one more "/"
 
 
@@ -123,7 +124,8 @@ class MediaWiki(PhpApp):
     modules = _PHP_MODULES
     article_path = "/index.php?title=$1"
     use_path_info = "false"
-    queries = ("module", "example", "string")  # 20 results a page: each lists several pages
+    # 20 results a page: each query lists several pages; the last one matches nothing.
+    queries = ("module", "example", "string", NO_MATCH)
 
     def environment(self) -> dict[str, str] | None:
         return dict(os.environ, PHP_CLI_SERVER_WORKERS="4", MW_CONFIG_FILE=str(self.settings))
@@ -231,7 +233,7 @@ class DokuWiki(PhpApp):
     modules = ("mbstring", "xml")
     start_path = "doku.php"
     ready_path = "doku.php"
-    queries = ("thread", "unicode", "exception")
+    queries = ("thread", "unicode", "exception", NO_MATCH)
 
     @property
     def docroot(self) -> Path:  # type: ignore[override]

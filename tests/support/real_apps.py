@@ -784,11 +784,28 @@ def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
 
 
 def launchers() -> dict[str, Any]:
-    """Return the gallery's launchers by name: ``launcher(records, workdir)`` makes the app."""
+    """Return the gallery's launchers by name: ``launcher(records, workdir)`` makes the app.
+
+    The generated routed sites take a smaller corpus of their own (no query runs past the
+    crawl's five result pages).
+    """
+    from support.php_apps import DokuWiki, MediaWiki, MediaWikiPaths
+    from support.routed_site import VARIANTS, RoutedSite
+
+    generated = {
+        variant.name: functools.partial(
+            lambda variant, records, workdir: RoutedSite(corpus(per_section=12), variant), variant
+        )
+        for variant in VARIANTS
+    }
     return {
         DjangoAdmin.name: DjangoAdmin,
         FlaskAdmin.name: FlaskAdmin,
         SqlAdmin.name: SqlAdmin,
         MkDocsSearch.name: MkDocsSearch,
         SphinxDocs.name: lambda records, workdir: SphinxDocs(),
+        MediaWiki.name: MediaWiki,
+        MediaWikiPaths.name: MediaWikiPaths,
+        DokuWiki.name: DokuWiki,
+        **generated,
     }

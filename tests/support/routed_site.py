@@ -33,7 +33,7 @@ from support.real_apps import Record
 
 QUERIES = ("thread", "unicode", "exception")
 LIST_HEADINGS = ("Title matches", "Text matches", "Tag matches")
-PER_PAGE = 6  # records a list shows on one result page
+PER_PAGE = 10  # records a list shows on one result page: no query needs more than 4 pages
 _LANGUAGES = (("de", "Deutsch"), ("fr", "Français"), ("ja", "日本語"))
 
 
@@ -56,6 +56,18 @@ class Variant:
             if on
         )
         return f"routed-{self.routing}-{self.lists}lists-{flags or 'plain'}-{self.seed}"
+
+
+# The variants the tests and the benchmark crawl.
+VARIANTS = (
+    Variant("query", 1),
+    Variant("query", 2),
+    Variant("query", 3, seed=1),
+    Variant("path", 2, seed=2),
+    Variant("path", 3, seed=3),
+    Variant("both", 2, seed=4),
+    Variant("query", 2, footer=False, odd_ids=False, past_end=False, seed=5),
+)
 
 
 def record_id(record: Record, variant: Variant) -> str:
