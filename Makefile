@@ -4,11 +4,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := chromium redis-server python3.11-doc php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki
+APT_PACKAGES := chromium redis-server python3.11-doc
+# Installed without their recommends (MediaWiki's would bring a MySQL server): the gallery's
+# query-routed PHP applications, served by PHP's built-in server on SQLite or files.
+APT_PACKAGES_LEAN := php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 
-.PHONY: demo test lint bench system-packages clean
+.PHONY: demo test lint bench system-packages apt-install clean
 
 $(BIN)/python:
 	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
@@ -29,10 +32,14 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	touch $(STAMP) $(BASE_STAMP)
 
 system-packages:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)" APT_OPTIONS=""
+	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES_LEAN)" APT_OPTIONS="--no-install-recommends"
+
+apt-install:
+	@missing=""; for p in $(PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null; then \
-	    echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	    echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_OPTIONS) $$missing >/dev/null; \
 	  else echo "note: missing Debian packages:$$missing (tests that need them are skipped)"; fi; \
 	fi
 
