@@ -19,7 +19,6 @@ import sys
 from collections import Counter
 from typing import Any
 
-from websim_crawler.analysis.pool import AnalysisPool
 from websim_crawler.browser.session import Document, render_documents
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
 from websim_crawler.cli._sources import is_url, location_url, read_page
@@ -35,6 +34,7 @@ from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import COMPARE_QUESTION, QUESTIONS, ask
 from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
+from websim_crawler.workers.pool import AnalysisPool
 
 
 def register(subparsers: Any) -> None:

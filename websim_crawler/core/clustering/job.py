@@ -25,11 +25,10 @@ from websim_crawler.core.clustering.auto import (
 from websim_crawler.core.clustering.collection import PageCollection
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
-from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
+from websim_crawler.core.clustering.params import AUTO, CLUSTER_SKIP, KINDS, ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix
 from websim_crawler.core.page import feature_keywords
-from websim_crawler.core.stage_records import CLUSTER_SKIP
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
 from websim_crawler.errors import ConfigError
 
@@ -106,7 +105,7 @@ class DocumentCollector:
 
         With the page's main text and language, its keywords' surface forms are kept too (the
         report shows ``telescope`` rather than the stem ``telescop``); with its title, the HTML
-        report names the page by it. A record prepared by ``core.stage_records`` may carry the
+        report names the page by it. A record prepared by ``core.stages`` may carry the
         reason its analysis failed instead.
         """
         if isinstance(record.get(CLUSTER_SKIP), str):
