@@ -193,9 +193,9 @@ def test_the_checks_catch_what_they_guard() -> None:
         "websim_crawler.reliability"
     ]
     assert core_violations("from websim_crawler.core import text\nimport numpy", module) == []
-    assert page_internals_used("from websim_crawler.core.page.records import Chunk", "x") == [
-        "websim_crawler.core.page.records",
-        "websim_crawler.core.page.records.Chunk",
+    assert page_internals_used("from websim_crawler.core.page.chunks import Chunk", "x") == [
+        "websim_crawler.core.page.chunks",
+        "websim_crawler.core.page.chunks.Chunk",
     ]
     assert page_internals_used("from websim_crawler.core.page import Chunk", "x") == []
     assert page_internals_used("from websim_crawler.core.page import _Hidden", "x") == [

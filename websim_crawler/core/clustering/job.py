@@ -41,7 +41,7 @@ _TITLE_CHARS = 200  # longer titles are cut in the report
 
 
 @dataclass(frozen=True)
-class Document:
+class PageToCluster:
     """One page to cluster: its URL, its keyword counts (stem -> count) and, when its text was
     given, the counts of the surface forms of each stem that appears as anything but itself
     (stem -> form -> count)."""
@@ -196,7 +196,7 @@ class ClusteringResult:
 
 
 def cluster_documents(
-    documents: PageCollection | Iterable[Document],
+    documents: PageCollection | Iterable[PageToCluster],
     params: ClusteringParams | None = None,
     input_report: InputReport | None = None,
     on_candidate: Callable[[CandidateScore], None] | None = None,
@@ -282,7 +282,7 @@ def cluster_documents(
     )
 
 
-def _collect(documents: Iterable[Document]) -> PageCollection:
+def _collect(documents: Iterable[PageToCluster]) -> PageCollection:
     pages = PageCollection()
     for document in documents:
         pages.append(document.url, document.keywords, document.forms, document.title)

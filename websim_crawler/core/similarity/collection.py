@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from websim_crawler.core.page import AnalysisParams, feature_keywords
-from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
+from websim_crawler.core.similarity.comparison import PageFeatures, features_from_item
 from websim_crawler.core.similarity.params import (
     SIMILARITY_FEATURES,
     SIMILARITY_SKIP,

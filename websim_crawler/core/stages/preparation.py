@@ -78,7 +78,7 @@ def prepare_record(
     """
     from websim_crawler.core.neardup.pages import chunks_only, page_sentences
     from websim_crawler.core.similarity.collection import record_problem
-    from websim_crawler.core.similarity.compare import features_from_item
+    from websim_crawler.core.similarity.comparison import features_from_item
     from websim_crawler.core.similarity.portable import features_to_dict
 
     url = record.get("url")
