@@ -64,8 +64,8 @@ from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, s
 
 from websim_crawler.core.clustering import (
     ClusteringParams,
-    Document,
     FuzzyCMeans,
+    PageToCluster,
     cluster_documents,
     lsa_reduce,
     tfidf_vectors,
@@ -434,7 +434,7 @@ def auto_table(sets: Sequence[LabelledSet], seeds: int) -> None:
     header.append("ok")
     print(" | ".join(header))
     for data in sets:
-        documents = [Document(f"doc:{i}", kw) for i, kw in enumerate(data.keywords)]
+        documents = [PageToCluster(f"doc:{i}", kw) for i, kw in enumerate(data.keywords)]
         true_k = len(set(data.labels))
         chosen, auto_nmi, fixed_nmi, seconds = [], [], [], []
         for seed in range(seeds):
@@ -591,7 +591,7 @@ def speed(sizes: Sequence[int], iterations: int, skfuzzy_max: int) -> None:
     print(f"{'N':>7} {'tf-idf s':>8} {'job s':>7} {'job MB':>7} {'iters':>5} {'NMI':>6}")
     params = ClusteringParams(n_clusters=k)
     for n_documents, documents, labels, vectorise_seconds in jobs:
-        collection = [Document(f"doc{i}", counts) for i, counts in enumerate(documents)]
+        collection = [PageToCluster(f"doc{i}", counts) for i, counts in enumerate(documents)]
         start = time.perf_counter()
         result = cluster_documents(collection, params)
         seconds = time.perf_counter() - start

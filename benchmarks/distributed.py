@@ -79,6 +79,7 @@ REPO = Path(__file__).resolve().parents[1]
 # This script is named distributed.py: keep its folder off the import path, or ``import
 # distributed`` (Dask's) would import the script itself.
 sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != REPO / "benchmarks"]
+sys.path.insert(0, str(REPO))  # the throw-away redis-server of tests/support/local_redis.py
 
 
 def page_handler(
@@ -238,7 +239,7 @@ def kill_and_replace(
 
 
 def crawl_part(pages: int, delay: float, concurrency: int) -> None:
-    from websim_crawler.distributed.local import LocalRedis
+    from tests.support.local_redis import LocalRedis
 
     if shutil.which("redis-server") is None:
         print("(a) skipped: redis-server is not installed")
@@ -264,7 +265,7 @@ def crawl_part(pages: int, delay: float, concurrency: int) -> None:
 
 
 def kill_part(pages: int, delay: float, concurrency: int, kill_after: int, lease: float) -> None:
-    from websim_crawler.distributed.local import LocalRedis
+    from tests.support.local_redis import LocalRedis
 
     if shutil.which("redis-server") is None:
         print("(c) skipped: redis-server is not installed")
@@ -535,7 +536,7 @@ def redis_kill(
 def random_kills_part(
     articles: Sequence[Path], kills: int, article_count: int, delay: float, lease: float
 ) -> None:
-    from websim_crawler.distributed.local import LocalRedis
+    from tests.support.local_redis import LocalRedis
 
     if shutil.which("redis-server") is None:
         print("(d) skipped: redis-server is not installed")
@@ -648,9 +649,9 @@ def filter_memory(kind: str, count: int) -> tuple[float, float, float]:
 
     import redis as redis_client
 
-    from websim_crawler.core.bloom import ScalableBloomLayout
+    from tests.support.local_redis import LocalRedis
     from websim_crawler.distributed.bloom import BATCH, RedisBloomFilter
-    from websim_crawler.distributed.local import LocalRedis
+    from websim_crawler.distributed.bloom_layout import ScalableBloomLayout
 
     with LocalRedis() as local:
         server = redis_client.Redis.from_url(local.url, socket_timeout=60)
@@ -673,7 +674,7 @@ def filter_memory(kind: str, count: int) -> tuple[float, float, float]:
 
 
 def frontier_part(counts: list[int], pages: int, delay: float, concurrency: int) -> None:
-    from websim_crawler.distributed.local import LocalRedis
+    from tests.support.local_redis import LocalRedis
 
     if shutil.which("redis-server") is None:
         print("(e) skipped: redis-server is not installed")

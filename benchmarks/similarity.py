@@ -89,7 +89,7 @@ from websim_crawler.core.similarity import (
     template_comparison,
 )
 from websim_crawler.core.similarity.combine import StageCombiner, save_stage_weights
-from websim_crawler.core.similarity.compare import layout_score, page_features
+from websim_crawler.core.similarity.comparison import layout_score, page_features
 from websim_crawler.core.similarity.documents import clear_parsed_text_cache
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.text import InverseDocumentFrequency

@@ -49,11 +49,11 @@ from extraction import AEB_DIR, load_article_benchmark, load_trafilatura_eval
 from similarity_verdict import ScoredPairs, default_verdicts, score_pairs, stage_separation
 
 from websim_crawler.browser.page import RenderedPage
-from websim_crawler.browser.session import Document, render_documents
+from websim_crawler.browser.session import PageToRender, render_documents
 from websim_crawler.config import WebsimConfig
 from websim_crawler.config.render import RenderParams
 from websim_crawler.core.similarity import PageFeatures
-from websim_crawler.core.similarity.compare import page_features
+from websim_crawler.core.similarity.comparison import page_features
 from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import InputFormatError
 
@@ -256,7 +256,7 @@ def render_batches(
         try:
             pages, batch_counters = asyncio.run(
                 render_documents(
-                    [Document(base + quote(name)) for name in batch],
+                    [PageToRender(base + quote(name)) for name in batch],
                     RENDER_PARAMS,
                     max_response_bytes=max_bytes,
                     context_options=options,

@@ -79,7 +79,10 @@ from websim_crawler.core.similarity.combine import StageCombiner
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
-from websim_crawler.core.similarity.templates import chrome_classes, template_class_similarity
+from websim_crawler.core.similarity.template_classes import (
+    chrome_classes,
+    template_class_similarity,
+)
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
 from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.demo.site import DemoSite

@@ -68,7 +68,7 @@ def redis_url() -> Iterator[str]:
     """Start a throw-away redis-server on a free loopback port for the session."""
     if shutil.which("redis-server") is None:
         pytest.skip("redis-server is not installed (apt-get install redis-server)")
-    from websim_crawler.distributed.local import LocalRedis
+    from tests.support.local_redis import LocalRedis
 
     with LocalRedis() as server:
         yield server.url

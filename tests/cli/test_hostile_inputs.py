@@ -93,9 +93,9 @@ def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
 ) -> None:
     """A page whose analysis never ends or needs gigabytes is dropped by the per-page budget
     (the workers are forked from this process, so they run the patched analysis)."""
-    import websim_crawler.core.stage_records as stage_records
+    import websim_crawler.core.stages as stages
 
-    real_preparation = stage_records.prepare_record
+    real_preparation = stages.prepare_record
 
     def hostile_preparation(record: Any, plan: Any, **options: Any) -> Any:
         if record.get("url") == "http://s.test/slow":
@@ -105,7 +105,7 @@ def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
         return real_preparation(record, plan, **options)
 
     # The workers prepare each record for the stage (analysing pages without keywords there).
-    monkeypatch.setattr(stage_records, "prepare_record", hostile_preparation)
+    monkeypatch.setattr(stages, "prepare_record", hostile_preparation)
     text = "<html lang='en'><body><p>" + "Lava flows slowly down the volcano. " * 20
     records = [{"url": f"http://s.test/{n}", "html": text + f"magma {n}</p>"} for n in range(3)]
     records += [{"url": f"http://s.test/{name}", "html": text} for name in ("slow", "greedy")]

@@ -21,7 +21,7 @@ from websim_crawler.core.clustering import ClusteringParams, DocumentCollector, 
 from websim_crawler.core.clustering.report import _colour, render_html
 from websim_crawler.core.io import atomic_write_pair
 from websim_crawler.core.io.pair_journal import journal_of, roll_forward
-from websim_crawler.core.stage_records import CLUSTER_FIELDS
+from websim_crawler.core.stages import CLUSTER_FIELDS
 from websim_crawler.demo.site import DemoSite
 
 REPO = Path(__file__).resolve().parents[2]

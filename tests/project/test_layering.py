@@ -2,13 +2,13 @@
 
 Downward only: the pure core imports neither Scrapy/Twisted nor any module of the adapter layer
 (``config``, ``pipelines``, ``spiders``, ``cli``, ``distributed``, ``frontier``, ``middlewares``
-...): from the package it may import only the core itself, ``errors``, the extras probe
-``_imports`` and the moved-paths table ``_moved``. Between rooms: ``ROOMS`` puts every room of the
-package in one order, lowest first, and a module imports only its own room and rooms below it (no
-arrow up, hence no cycle between rooms). Inward through the front door: outside ``core/page/``
-the page analysis is imported by the public names of ``websim_crawler.core.page``. Each rule is
-checked on the source (every import statement, those inside functions too) and, for the core, on
-what importing it actually loads.
+...): from the package it may import only the core itself, ``errors`` and the extras probe
+``_imports``. Between rooms: ``ROOMS`` puts every room of the package in one order, lowest first,
+and a module imports only its own room and rooms below it (no arrow up, hence no cycle between
+rooms); ``CORE_ROOMS`` does the same for the packages and modules inside ``core/``. Inward
+through the front door: outside ``core/page/`` the page analysis is imported by the public names
+of ``websim_crawler.core.page``. Each rule is checked on the source (every import statement, those
+inside functions too) and, for the core, on what importing it actually loads.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ CORE_MAY_IMPORT = (
     "websim_crawler.core",
     "websim_crawler.errors",
     "websim_crawler._imports",
-    "websim_crawler._moved",
 )
 PAGE_PACKAGE = "websim_crawler.core.page"
 # The rooms of the package (its top-level modules and folders), lowest first: a module may import
@@ -42,18 +41,17 @@ PAGE_PACKAGE = "websim_crawler.core.page"
 ROOMS = (
     "errors",
     "_imports",
-    "_moved",
     "__init__",
     "core",
     "config",  # the one settings door: pure, like the core
     "items",
     "logformatter",
     "frontier",
-    "analysis",
+    "workers",  # the worker pool that runs the page analysis
+    "browser",
     "middlewares",
     "extensions",
     "feeds",
-    "browser",
     "distributed",
     "pipelines",
     "spiders",
@@ -63,6 +61,26 @@ ROOMS = (
     "commands",
     "cli",
     "__main__",
+)
+
+# The rooms inside the core (its packages and loose modules), lowest first, the same rule: a core
+# module imports its own room and the rooms before it. ``stages`` prepares each page for the
+# collection stages, so it comes after them; they name the fields they read in their own
+# ``params`` and never import it.
+CORE_ROOMS = (
+    "__init__",
+    "params",
+    "urls",
+    "io",
+    "language_model",
+    "text",
+    "html",
+    "page",
+    "crawling",
+    "clustering",
+    "similarity",
+    "neardup",
+    "stages",
 )
 
 
@@ -133,6 +151,24 @@ def arrows_up(source: str, module: str) -> list[str]:
     ]
 
 
+def core_room_of(name: str) -> str:
+    """Return the room inside the core of the core module (or imported name) ``name``."""
+    parts = name.split(".")
+    if len(parts) > 2 and ((CORE / parts[2]).is_dir() or (CORE / f"{parts[2]}.py").is_file()):
+        return parts[2]
+    return "__init__"
+
+
+def core_arrows_up(source: str, module: str) -> list[str]:
+    """Return the imports of the core module ``module`` that reach a core room above its own."""
+    level = CORE_ROOMS.index(core_room_of(module))
+    return [
+        name
+        for name in imported_modules(source, module)
+        if name.startswith("websim_crawler.core.") and CORE_ROOMS.index(core_room_of(name)) > level
+    ]
+
+
 def module_name(path: Path) -> str:
     parts = path.relative_to(ROOT).with_suffix("").parts
     return ".".join(parts).removesuffix(".__init__")
@@ -157,9 +193,9 @@ def test_the_checks_catch_what_they_guard() -> None:
         "websim_crawler.reliability"
     ]
     assert core_violations("from websim_crawler.core import text\nimport numpy", module) == []
-    assert page_internals_used("from websim_crawler.core.page.records import Chunk", "x") == [
-        "websim_crawler.core.page.records",
-        "websim_crawler.core.page.records.Chunk",
+    assert page_internals_used("from websim_crawler.core.page.chunks import Chunk", "x") == [
+        "websim_crawler.core.page.chunks",
+        "websim_crawler.core.page.chunks.Chunk",
     ]
     assert page_internals_used("from websim_crawler.core.page import Chunk", "x") == []
     assert page_internals_used("from websim_crawler.core.page import _Hidden", "x") == [
@@ -195,6 +231,29 @@ def test_every_module_is_in_a_declared_room() -> None:
 @pytest.mark.parametrize("path", python_files(PACKAGE), ids=lambda path: module_name(path))
 def test_a_module_imports_no_room_above_its_own(path: Path) -> None:
     assert arrows_up(path.read_text(encoding="utf-8"), module_name(path)) == []
+
+
+def test_the_core_room_check_catches_an_arrow_up() -> None:
+    module = "websim_crawler.core.similarity.collection"
+    assert core_arrows_up("from websim_crawler.core.stages import StagePlan", module) == [
+        "websim_crawler.core.stages",
+        "websim_crawler.core.stages.StagePlan",
+    ]
+    assert core_arrows_up("from ..page import analyse_page", module) == []
+    assert core_arrows_up("def f():\n    from websim_crawler.core import neardup\n", module) == [
+        "websim_crawler.core.neardup"
+    ]
+    assert core_room_of("websim_crawler.core.text.keyword_forms") == "text"
+
+
+def test_every_core_module_is_in_a_declared_core_room() -> None:
+    rooms = {core_room_of(module_name(path)) for path in python_files(CORE)}
+    assert rooms == set(CORE_ROOMS)
+
+
+@pytest.mark.parametrize("path", python_files(CORE), ids=lambda path: module_name(path))
+def test_a_core_module_imports_no_core_room_above_its_own(path: Path) -> None:
+    assert core_arrows_up(path.read_text(encoding="utf-8"), module_name(path)) == []
 
 
 @pytest.mark.parametrize("path", python_files(CORE), ids=lambda path: module_name(path))

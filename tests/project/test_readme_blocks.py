@@ -299,7 +299,7 @@ def test_the_stage_weights_block_of_the_docs_runs(
     stage_scores = np.clip(rng.normal(0.3 + 0.4 * labels[:, None], 0.1, (40, 4)), 0, 1)
     exec(
         block(
-            "from websim_crawler.similarity import StageCombiner",
+            "from websim_crawler.core.similarity import StageCombiner",
             (ROOT / "docs" / "similarity.md").read_text(encoding="utf-8"),
         ),
         {"stage_scores": stage_scores, "labels": labels},

@@ -10,9 +10,9 @@ from scrapy.crawler import Crawler
 from scrapy.utils.project import get_project_settings
 
 from websim_crawler.browser.page import is_web_url
+from websim_crawler.browser.playwright_wiring import enable_rendering, render_meta
 from websim_crawler.browser.session import CONTEXT_OPTIONS
 from websim_crawler.config.render import RenderParams
-from websim_crawler.spiders.render import enable_rendering, render_meta
 
 
 def test_crawl_defaults_are_polite_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:

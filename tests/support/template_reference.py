@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import LCSseq
 
-from websim_crawler.core.similarity.documents import Document, VertexTree, encode_labels
+from websim_crawler.core.similarity.documents import LayoutInput, VertexTree, encode_labels
 from websim_crawler.core.similarity.layout import LayoutMatch, _sigma, _vertices_of
 from websim_crawler.errors import ConfigError
 
@@ -144,8 +144,8 @@ def _subtree_sizes(tree: VertexTree) -> list[int]:
 
 
 def template_comparison(
-    document_1: Document | None,
-    document_2: Document | None,
+    document_1: LayoutInput | None,
+    document_2: LayoutInput | None,
     *,
     penalty: float = 0.5,
     seed_candidates: int = 4,

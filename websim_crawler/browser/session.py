@@ -240,7 +240,7 @@ class Rendering:
 
 
 @dataclass(frozen=True)
-class Document:
+class PageToRender:
     """A page to render for a command: an http(s) URL, or the bytes of a saved file."""
 
     location: str
@@ -251,7 +251,7 @@ SAVED_FILE_ORIGIN = "http://saved-page.websim.invalid"
 
 
 async def render_documents(
-    documents: list[Document],
+    documents: list[PageToRender],
     params: RenderParams,
     *,
     max_response_bytes: int,
@@ -339,7 +339,7 @@ def _counter(counters: Counter[str]) -> Callable[[str], None]:
 async def _render_document(
     rendering: Rendering,
     new_page: Callable[[], Awaitable[Any]],
-    document: Document,
+    document: PageToRender,
     number: int,
 ) -> RenderedPage:
     page = await rendering.open_page(new_page)

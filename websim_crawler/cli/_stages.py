@@ -1,7 +1,7 @@
 """Feed records to an end-of-crawl stage offline: the crawl's stage code, the crawl's workers.
 
 ``websim cluster``, ``similar`` and ``neardup`` prepare each record in the analysis worker pool
-(``core.stage_records``, with the crawl's per-page time and memory budget) and hand it to the
+(``core.stages``, with the crawl's per-page time and memory budget) and hand it to the
 same core stage as the crawl's pipeline, by the stage contract of ``pipelines._collection``.
 """
 
@@ -11,9 +11,9 @@ import dataclasses
 from collections.abc import Iterable
 from typing import Any, Protocol
 
-from websim_crawler.analysis.pool import AnalysisPool
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.stage_records import StagePlan
+from websim_crawler.core.stages import StagePlan
+from websim_crawler.workers.pool import AnalysisPool
 
 
 class Stage(Protocol):

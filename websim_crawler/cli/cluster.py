@@ -33,7 +33,7 @@ from websim_crawler.core.clustering import (
     write_report,
 )
 from websim_crawler.core.io import check_output_path
-from websim_crawler.core.stage_records import StagePlan
+from websim_crawler.core.stages import StagePlan
 
 
 def register(subparsers: Any) -> None:

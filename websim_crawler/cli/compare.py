@@ -19,14 +19,13 @@ import sys
 from collections import Counter
 from typing import Any
 
-from websim_crawler.analysis.pool import AnalysisPool
-from websim_crawler.browser.session import Document, render_documents
+from websim_crawler.browser.session import PageToRender, render_documents
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
 from websim_crawler.cli._sources import is_url, location_url, read_page
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text, check_output_path
 from websim_crawler.core.page import AnalysisParams
-from websim_crawler.core.similarity.compare import (
+from websim_crawler.core.similarity.comparison import (
     ComparisonReport,
     compare_pages,
     page_features,
@@ -35,6 +34,7 @@ from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import COMPARE_QUESTION, QUESTIONS, ask
 from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
+from websim_crawler.workers.pool import AnalysisPool
 
 
 def register(subparsers: Any) -> None:
@@ -90,7 +90,9 @@ def render_pages(
     saved file is served on a synthetic http origin, never from a ``file:`` URL.
     """
     documents = [
-        Document(location) if is_url(location) else Document(location, read_input(location, config))
+        PageToRender(location)
+        if is_url(location)
+        else PageToRender(location, read_input(location, config))
         for location in locations
     ]
     limit = config.analysis.max_page_bytes

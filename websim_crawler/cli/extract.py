@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import replace
 
-from websim_crawler.analysis.pool import AnalysisPool, PageOutcome
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -23,6 +22,7 @@ from websim_crawler.cli._sources import page_locations, read_page
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_writer, check_output_path
 from websim_crawler.errors import PageError
+from websim_crawler.workers.pool import AnalysisPool, PageOutcome
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

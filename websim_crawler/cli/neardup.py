@@ -21,7 +21,7 @@ from websim_crawler.cli._sources import FeedReader
 from websim_crawler.cli._stages import take_records
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
-from websim_crawler.core.stage_records import StagePlan
+from websim_crawler.core.stages import StagePlan
 
 
 def register(subparsers: Any) -> None:

@@ -26,7 +26,7 @@ from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
-from websim_crawler.core.stage_records import StagePlan
+from websim_crawler.core.stages import StagePlan
 
 
 def register(subparsers: Any) -> None:

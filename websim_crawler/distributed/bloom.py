@@ -2,8 +2,9 @@
 
 scrapy-redis keeps every request fingerprint (40 hex characters) in a Redis set: about 90 bytes
 per URL, gigabytes at tens of millions of URLs. ``WEBSIM_REDIS_DUPEFILTER=bloom`` keeps them in
-the bits of a scalable Bloom filter (:mod:`websim_crawler.core.bloom`) instead: a few bytes per
-URL, at the price of a stated false-positive rate (a new URL taken for seen, so never fetched).
+the bits of a scalable Bloom filter (:mod:`websim_crawler.distributed.bloom_layout`) instead: a
+few bytes per URL, at the price of a stated false-positive rate (a new URL taken for seen, so
+never fetched).
 
 Keys, under the crawl's ``PREFIX:SPIDER:dupefilter``:
 
@@ -27,7 +28,7 @@ from scrapy_redis.dupefilter import RFPDupeFilter
 
 from websim_crawler.config import websim_config
 from websim_crawler.config.distributed import DistributedParams
-from websim_crawler.core.bloom import BloomLayer, ScalableBloomLayout, item_hash
+from websim_crawler.distributed.bloom_layout import BloomLayer, ScalableBloomLayout, item_hash
 
 logger = logging.getLogger(__name__)
 

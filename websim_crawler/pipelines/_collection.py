@@ -3,7 +3,7 @@
 A stage (clustering, similarity, near-duplicates) is a core object with
 ``add(record) -> None | skip reason``, ``skip(reason)`` for a record left out before it and
 ``finish() -> result``. Its records are prepared where the page is parsed
-(``core.stage_records``): the analysis worker returns them with the page's analysis, and an item
+(``core.stages``): the analysis worker returns them with the page's analysis, and an item
 that comes without one goes through the worker pool too, under its time and memory budget; the
 reactor only appends what is ready. With ``JOBDIR`` each record a stage takes is appended to a
 journal (``JOBDIR/websim-<stage>-journal.jsonl``) as it comes, so a crawl killed (SIGKILL
@@ -33,12 +33,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.analysis.pool import AnalysisPool, PageOutcome
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.io import check_output_path
-from websim_crawler.core.stage_records import StagePlan, needs_worker, prepare_record
+from websim_crawler.core.stages import StagePlan, needs_worker, prepare_record
 from websim_crawler.errors import InputFormatError, WebsimError
 from websim_crawler.frontier.jobdir_state import state_path
+from websim_crawler.workers.pool import AnalysisPool, PageOutcome
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ One pipeline rather than one per step: the steps share one parsed tree and its c
 are not JSON-safe and would have to be re-parsed by every later pipeline. Each step keeps its
 own switch (``WEBSIM_NOISE_FILTER``, ``WEBSIM_DUPLICATE_FILTER``, ``WEBSIM_TEMPLATE_FILTER``).
 
-Pages are analysed in worker processes (``websim_crawler.analysis.pool``) while Scrapy keeps
+Pages are analysed in worker processes (``websim_crawler.workers.pool``) while Scrapy keeps
 downloading; at most ``WEBSIM_ANALYSIS_MAX_PENDING`` are in flight, and items come back in the
 order their analysis ends.
 """
@@ -21,12 +21,12 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.analysis.pool import AnalysisPool
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.html import DOUBTFUL
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.frontier.jobdir_state import load_state, save_state
 from websim_crawler.pipelines._collection import outcome_of, stage_records_of
+from websim_crawler.workers.pool import AnalysisPool
 
 logger = logging.getLogger(__name__)
 

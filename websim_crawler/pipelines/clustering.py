@@ -19,7 +19,7 @@ from websim_crawler.core.clustering import (
     render_html,
     write_report,
 )
-from websim_crawler.core.stage_records import CLUSTER_FIELDS, CLUSTER_SKIP
+from websim_crawler.core.stages import CLUSTER_FIELDS, CLUSTER_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from typing import Any
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupReport
-from websim_crawler.core.stage_records import NEARDUP_SENTENCES, NEARDUP_SKIP
+from websim_crawler.core.stages import NEARDUP_SENTENCES, NEARDUP_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)

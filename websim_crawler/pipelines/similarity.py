@@ -21,7 +21,7 @@ from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import SimilarPairs, find_similar_pairs
 from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
-from websim_crawler.core.stage_records import SIMILARITY_FEATURES, SIMILARITY_SKIP
+from websim_crawler.core.stages import SIMILARITY_FEATURES, SIMILARITY_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)

@@ -12,6 +12,12 @@ from scrapy.settings import BaseSettings
 from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import PARTIAL_META, REFUSED_META
+from websim_crawler.browser.playwright_wiring import (
+    close_kept_page,
+    enable_rendering,
+    render_meta,
+    rendered_screenshot,
+)
 from websim_crawler.config import websim_config
 from websim_crawler.config.crawl import CrawlParams
 from websim_crawler.config.distributed import DistributedParams
@@ -22,21 +28,15 @@ from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.urls import hostname_of, origin_of
 from websim_crawler.items import PageItem
 from websim_crawler.logformatter import report_errors_plainly
+from websim_crawler.middlewares.adaptive_rendering import KEEP_PAGE_META, PAGE_KIND_META
 from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
 from websim_crawler.middlewares.retry_after import failure_message, failure_reason
 from websim_crawler.middlewares.robots_parser import CAPPED_ROBOTS_PARSER, SCRAPY_ROBOTS_PARSER
-from websim_crawler.spiders._adaptive import KEEP_PAGE_META, PAGE_KIND_META
 from websim_crawler.spiders.args import check_arguments_known, parse_flag
-from websim_crawler.spiders.render import (
-    close_kept_page,
-    enable_rendering,
-    render_meta,
-    rendered_screenshot,
-)
 
 logger = logging.getLogger(__name__)
 
-ADAPTIVE_RENDERING = "websim_crawler.spiders._adaptive.AdaptiveRendering"
+ADAPTIVE_RENDERING = "websim_crawler.middlewares.adaptive_rendering.AdaptiveRendering"
 
 
 SCRAPY_OFFSITE = "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"

@@ -23,7 +23,7 @@ from websim_crawler.spiders._base import WebsimSpider
 from websim_crawler.spiders.args import parse_http_url
 
 if TYPE_CHECKING:
-    from websim_crawler.core.similarity.compare import PageFeatures
+    from websim_crawler.core.similarity.comparison import PageFeatures
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class CompareSpider(WebsimSpider):
         """Keep one page's features; when both are in, yield the comparison report."""
         # Imported here: Scrapy imports every spider module for any crawl, and the similarity
         # stages (POT, SciPy) take longer to import than the deepweb crawl of a small site.
-        from websim_crawler.core.similarity.compare import compare_pages, features_from_item
+        from websim_crawler.core.similarity.comparison import compare_pages, features_from_item
         from websim_crawler.core.similarity.questions import COMPARE_QUESTION, ask
 
         root = self.html_root(response)

@@ -22,6 +22,7 @@ from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
 
 from websim_crawler.browser.page import PARTIAL_META
+from websim_crawler.browser.playwright_wiring import SCREENSHOT_META, rendering_of
 from websim_crawler.core.crawling import (
     CrawlDiagnosis,
     NextPage,
@@ -48,7 +49,6 @@ from websim_crawler.spiders.args import (
     parse_queries,
     parse_query_template,
 )
-from websim_crawler.spiders.render import SCREENSHOT_META, rendering_of
 
 logger = logging.getLogger(__name__)
 

@@ -26,10 +26,10 @@ from support.real_apps import CHROMIUM, AppMissing, SphinxDocs
 
 from websim_crawler.browser.confine import Confinement
 from websim_crawler.browser.page import REFUSED_META, PageGuard
+from websim_crawler.browser.playwright_wiring import enable_rendering
 from websim_crawler.config import websim_config
 from websim_crawler.config.render import RenderParams
 from websim_crawler.errors import ConfigError
-from websim_crawler.spiders.render import enable_rendering
 
 REPO = Path(__file__).resolve().parent.parent
 QUERY = "function"  # lists 426 pages, 489 with a summary to fetch

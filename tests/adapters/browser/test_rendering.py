@@ -33,7 +33,7 @@ from support.hostile_site import (
 
 from websim_crawler._imports import available
 from websim_crawler.browser.confine import Confinement, ConfiningProxy, is_internal_address
-from websim_crawler.browser.session import CommandBrowser, Document, Rendering, render_documents
+from websim_crawler.browser.session import CommandBrowser, PageToRender, Rendering, render_documents
 from websim_crawler.cli import main
 from websim_crawler.config.render import RenderParams
 from websim_crawler.core.crawling import next_page
@@ -455,7 +455,7 @@ def test_render_documents_takes_context_options_and_a_resolver() -> None:
     def render(options: dict[str, Any]) -> tuple[Any, Counter[str]]:
         (rendered,), counters = run_async(
             render_documents(
-                [Document("saved.html", page)],
+                [PageToRender("saved.html", page)],
                 RenderParams(settle_max=2),
                 max_response_bytes=1 << 20,
                 context_options=options,

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from websim_crawler.core.bloom import (
+from websim_crawler.distributed.bloom_layout import (
     MAX_LAYER_BITS,
     ScalableBloomLayout,
     bit_positions,

@@ -22,10 +22,10 @@ import pytest
 from scrapy.settings import Settings
 from test_redis_workers import REPO, TreeSite, crawl_command, lines_of, urls_of, worker_options
 
+from tests.support.local_redis import LocalRedis, _free_port
 from websim_crawler.cli import main
 from websim_crawler.config.distributed import DistributedParams, RedisKeys
 from websim_crawler.distributed.leases import CrawlStateLost, Reconciled, RedisLeases
-from websim_crawler.distributed.local import LocalRedis, _free_port
 from websim_crawler.distributed.redis_addon import RedisAddon
 from websim_crawler.errors import ConfigError
 

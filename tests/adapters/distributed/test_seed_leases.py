@@ -24,7 +24,7 @@ PAGES = 20
 
 def test_seeds_taken_return_to_the_list_unless_released() -> None:
     redis = pytest.importorskip("redis")
-    from websim_crawler.distributed.local import LocalRedis
+    from tests.support.local_redis import LocalRedis
 
     with LocalRedis() as server:
         client = redis.Redis.from_url(server.url)

@@ -26,7 +26,7 @@ from scrapy.utils.defer import deferred_from_coro
 from support.crawl_runs import QUERIES, run_crawl, serve_slow_demo, stage_pipelines
 
 from websim_crawler.core.io import iter_jsonl
-from websim_crawler.core.similarity.compare import compare_pages, features_from_item
+from websim_crawler.core.similarity.comparison import compare_pages, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.portable import features_from_dict, features_to_dict
 

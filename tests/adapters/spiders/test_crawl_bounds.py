@@ -17,7 +17,7 @@ from support.hostile_generators import blank_png
 
 from websim_crawler.core.crawling import NextPage
 from websim_crawler.core.similarity import SimilarityParams
-from websim_crawler.core.similarity.compare import features_from_item
+from websim_crawler.core.similarity.comparison import features_from_item
 from websim_crawler.core.similarity.visual import load_image
 from websim_crawler.errors import InputFormatError
 from websim_crawler.middlewares.robots_parser import ROBOTS_TXT_MAX_BYTES, capped_robots_txt

@@ -13,7 +13,7 @@ import pytest
 import scipy.sparse as sp
 
 from websim_crawler.cli import main
-from websim_crawler.core.clustering import ClusteringParams, Document, cluster_documents
+from websim_crawler.core.clustering import ClusteringParams, PageToCluster, cluster_documents
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans
 from websim_crawler.errors import ConfigError
@@ -89,7 +89,7 @@ TOPICS = {
 }
 
 
-def documents(per_topic: int = 40) -> list[Document]:
+def documents(per_topic: int = 40) -> list[PageToCluster]:
     rng = np.random.default_rng(5)
     shared = ["note", "page", "archive", "read"]
     result = []
@@ -97,7 +97,7 @@ def documents(per_topic: int = 40) -> list[Document]:
         for number in range(per_topic):
             chosen = [*rng.choice(words, size=5, replace=False).tolist(), shared[number % 4]]
             counts = {word: float(rng.integers(1, 5)) for word in chosen}
-            result.append(Document(f"http://s.org/{topic}/{number}", counts))
+            result.append(PageToCluster(f"http://s.org/{topic}/{number}", counts))
     return result
 
 

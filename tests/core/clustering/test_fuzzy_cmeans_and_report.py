@@ -14,9 +14,9 @@ import scipy.sparse as sp
 
 from websim_crawler.core.clustering import (
     ClusteringParams,
-    Document,
     DocumentCollector,
     FuzzyCMeans,
+    PageToCluster,
     build_report,
     cluster_documents,
     lsa_reduce,
@@ -205,7 +205,7 @@ def test_auto_recovers_the_number_of_topics(true_k: int) -> None:
     documents, truth = topic_documents(true_k, 30, seed=true_k)
     params = ClusteringParams(n_clusters="auto", max_clusters=12)
     result = cluster_documents(
-        [Document(f"http://site/{i}", counts) for i, counts in enumerate(documents)], params
+        [PageToCluster(f"http://site/{i}", counts) for i, counts in enumerate(documents)], params
     )
     assert result.n_clusters == true_k
     assert agreement(result.labels, np.array(truth)) > 0.97
@@ -267,7 +267,7 @@ def test_auto_recovers_planted_blobs_beyond_sqrt_n() -> None:
 def test_auto_finds_many_small_topics_beyond_sqrt_n() -> None:
     documents, truth = topic_documents(40, 8, seed=1)  # 320 documents: sqrt(N) is 17
     result = cluster_documents(
-        [Document(f"http://site/{i}", counts) for i, counts in enumerate(documents)],
+        [PageToCluster(f"http://site/{i}", counts) for i, counts in enumerate(documents)],
         ClusteringParams(),
     )
     assert result.n_clusters == 40
@@ -456,7 +456,7 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
 
 def test_clusters_do_not_depend_on_the_order_pages_arrive_in() -> None:
     documents, _ = topic_documents(4, 25, seed=11)
-    pages = [Document(f"http://site/{i}", counts) for i, counts in enumerate(documents)]
+    pages = [PageToCluster(f"http://site/{i}", counts) for i, counts in enumerate(documents)]
     params = ClusteringParams(n_clusters="auto", max_clusters=10)
     first = cluster_documents(pages, params)
     by_url = dict(zip(first.urls, first.labels, strict=True))

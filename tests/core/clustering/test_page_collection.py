@@ -13,9 +13,9 @@ import scipy.sparse as sp
 
 from websim_crawler.core.clustering import (
     ClusteringParams,
-    Document,
     DocumentCollector,
     PageCollection,
+    PageToCluster,
     build_report,
     cluster_documents,
     report_chunks,
@@ -108,7 +108,7 @@ def test_collector_gives_the_clusters_of_the_document_list() -> None:
         assert collector.add({"url": url, "kind": "record", "keywords": counts}) is None
     params = ClusteringParams(n_clusters=3, svd_components=5)
     compact = cluster_documents(collector.pages, params)
-    listed = cluster_documents([Document(url, counts) for url, counts in pages], params)
+    listed = cluster_documents([PageToCluster(url, counts) for url, counts in pages], params)
     assert compact.urls == listed.urls == tuple(url for url, _counts in pages)
     assert (compact.membership == listed.membership).all()
     assert compact.top_keywords == listed.top_keywords
@@ -136,11 +136,11 @@ def test_surface_forms_are_added_up_over_the_collection() -> None:
 
 def test_streamed_report_is_the_json_dumps_text() -> None:
     pages = topic_pages(DOCUMENTS_PER_CHUNK + 150)  # the documents and a cluster span chunks
-    documents = [Document(url, counts) for url, counts in pages]
+    documents = [PageToCluster(url, counts) for url, counts in pages]
     results = [
         cluster_documents(documents, ClusteringParams(n_clusters=3, svd_components=5)),
         cluster_documents(documents[:40], ClusteringParams(svd_components=5)),  # auto: candidates
-        cluster_documents([Document("http://x/1", {"lone": 1.0})], ClusteringParams()),
+        cluster_documents([PageToCluster("http://x/1", {"lone": 1.0})], ClusteringParams()),
         cluster_documents([], ClusteringParams()),  # empty
     ]
     for result in results:
@@ -156,7 +156,7 @@ def test_write_report_streams_to_the_file(tmp_path: object) -> None:
 
     assert isinstance(tmp_path, Path)
     result = cluster_documents(
-        [Document(url, counts) for url, counts in topic_pages(60)],
+        [PageToCluster(url, counts) for url, counts in topic_pages(60)],
         ClusteringParams(n_clusters=3, svd_components=5),
     )
     write_report(tmp_path / "c.json", result)
@@ -215,7 +215,7 @@ def test_randomized_svd_finds_the_top_singular_triplets() -> None:
 def test_randomized_lsa_gives_the_clusters_of_arpack() -> None:
     import websim_crawler.core.clustering.reduce as reduce
 
-    documents = [Document(url, counts) for url, counts in topic_pages(300)]
+    documents = [PageToCluster(url, counts) for url, counts in topic_pages(300)]
     params = ClusteringParams(n_clusters=3, svd_components=8)
     arpack = cluster_documents(documents, params)
     threshold = reduce.RANDOMIZED_MIN_ROWS

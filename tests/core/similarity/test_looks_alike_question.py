@@ -13,7 +13,7 @@ import pytest
 from PIL import Image, ImageDraw
 
 from websim_crawler.core.similarity import page_features
-from websim_crawler.core.similarity.compare import ComparisonReport, PageFeatures, compare_pages
+from websim_crawler.core.similarity.comparison import ComparisonReport, PageFeatures, compare_pages
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS, ask
 

@@ -18,7 +18,7 @@ from scrapy.utils.test import get_crawler
 from websim_crawler.cli import main
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.similarity import page_features
-from websim_crawler.core.similarity.compare import compare_pages
+from websim_crawler.core.similarity.comparison import compare_pages
 from websim_crawler.core.similarity.pairs import capped, find_similar_pairs, page_groups
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS, ask

@@ -9,7 +9,7 @@ from websim_crawler.core.similarity import page_features
 from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.questions import ask
-from websim_crawler.core.similarity.templates import (
+from websim_crawler.core.similarity.template_classes import (
     CHROME_MIN_PAGES,
     chrome_classes,
     template_class_similarity,

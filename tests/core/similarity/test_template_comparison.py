@@ -14,7 +14,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import template_reference as reference
 
-from websim_crawler.core.similarity import as_parsed_document, layout, template_comparison
+import websim_crawler.core.similarity.template_matching as template_matching
+from websim_crawler.core.similarity import as_parsed_document, template_comparison
 from websim_crawler.core.similarity.documents import ParsedDocument
 
 TESTS = Path(__file__).resolve().parents[2]
@@ -86,7 +87,7 @@ def test_template_comparison_equals_the_reference_on_random_trees(
     options = {"penalty": penalty, "seed_candidates": seed_candidates}
     # A small threshold sends most identical subtrees, partly covered ones too, the fast way.
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(layout, "_IDENTICAL_MIN_SIZE", identical_min_size)
+        patch.setattr(template_matching, "_IDENTICAL_MIN_SIZE", identical_min_size)
         for one, other in ((first, second), (second, first)):
             expected = reference.template_comparison(one, other, **options)
             assert template_comparison(one, other, **options) == expected
@@ -131,14 +132,14 @@ def test_the_shape_cache_shared_by_comparisons_is_bounded_and_changes_no_result(
 ) -> None:
     paths = sorted((TESTS / "support" / "site").glob("*.html"))[:6]
     documents = [as_parsed_document(path.read_bytes()) for path in paths]
-    monkeypatch.setattr(layout, "PAIR_SHAPE_CACHE_SIZE", 5)
-    layout._PAIR_SHAPES.clear()
+    monkeypatch.setattr(template_matching, "PAIR_SHAPE_CACHE_SIZE", 5)
+    template_matching._PAIR_SHAPES.clear()
     for penalty in (0.5, 0.25):  # the penalty is part of the key: no weight of another penalty
         for first, second in itertools.product(documents, repeat=2):
             expected = reference.template_comparison(first, second, penalty=penalty)
             assert template_comparison(first, second, penalty=penalty) == expected
-            assert len(layout._PAIR_SHAPES) <= 5
-    layout._PAIR_SHAPES.clear()
+            assert len(template_matching._PAIR_SHAPES) <= 5
+    template_matching._PAIR_SHAPES.clear()
 
 
 TRAFILATURA_EVAL = TESTS.parents[0] / ".." / "shared" / "datasets" / "trafilatura-eval"
@@ -234,19 +235,19 @@ def test_template_comparison_work_grows_linearly_with_the_pages(
     (the seed's way, and this package's until the whole-template sizes) grows quadratically.
     """
     work = [0]
-    expand, fit = layout._TemplateMatcher.expand, layout._TemplateMatcher.fit
+    expand, fit = template_matching.TemplateMatcher.expand, template_matching.TemplateMatcher.fit
 
-    def counted_expand(self: layout._TemplateMatcher, u: int, v: int) -> object:
+    def counted_expand(self: template_matching.TemplateMatcher, u: int, v: int) -> object:
         work[0] += 1
         return expand(self, u, v)
 
-    def counted_fit(self: layout._TemplateMatcher, *args: object) -> object:
+    def counted_fit(self: template_matching.TemplateMatcher, *args: object) -> object:
         fitted = fit(self, *args)  # type: ignore[arg-type]
         work[0] += len(fitted[1])
         return fitted
 
-    monkeypatch.setattr(layout._TemplateMatcher, "expand", counted_expand)
-    monkeypatch.setattr(layout._TemplateMatcher, "fit", counted_fit)
+    monkeypatch.setattr(template_matching.TemplateMatcher, "expand", counted_expand)
+    monkeypatch.setattr(template_matching.TemplateMatcher, "fit", counted_fit)
     for page, sizes in ((_blog_page, (100, 200, 400, 800)), (_nested_page, (30, 60, 120, 240))):
         per_vertex = []
         for size in sizes:
@@ -263,12 +264,14 @@ def test_the_child_blocks_cache_is_bounded_and_changes_no_result(
 ) -> None:
     paths = sorted((TESTS / "site").glob("*.html"))[:6]
     documents = [as_parsed_document(path.read_bytes()) for path in paths]
-    monkeypatch.setattr(layout, "CHILD_BLOCKS_CACHE_SIZE", 5)
-    monkeypatch.setattr(layout, "_PAIR_SHAPES", {})  # every shape's blocks looked up afresh
-    monkeypatch.setattr(layout, "_CHILD_BLOCKS", {})
+    monkeypatch.setattr(template_matching, "CHILD_BLOCKS_CACHE_SIZE", 5)
+    monkeypatch.setattr(
+        template_matching, "_PAIR_SHAPES", {}
+    )  # every shape's blocks looked up afresh
+    monkeypatch.setattr(template_matching, "_CHILD_BLOCKS", {})
     for first, second in itertools.product(documents, repeat=2):
         assert template_comparison(first, second) == reference.template_comparison(first, second)
-        assert len(layout._CHILD_BLOCKS) <= 5
+        assert len(template_matching._CHILD_BLOCKS) <= 5
 
 
 def test_subtree_classes_and_child_tag_masks_say_what_they_claim() -> None:

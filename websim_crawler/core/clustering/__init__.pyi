@@ -10,9 +10,9 @@ from .fcm import (
 )
 from .job import (
     ClusteringResult,
-    Document,
     DocumentCollector,
     InputReport,
+    PageToCluster,
     TopKeyword,
     cluster_documents,
 )
@@ -25,11 +25,11 @@ __all__ = [
     "CandidateScore",
     "ClusteringParams",
     "ClusteringResult",
-    "Document",
     "DocumentCollector",
     "FuzzyCMeans",
     "InputReport",
     "PageCollection",
+    "PageToCluster",
     "TfidfMatrix",
     "TopKeyword",
     "build_report",

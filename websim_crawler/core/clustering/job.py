@@ -25,11 +25,10 @@ from websim_crawler.core.clustering.auto import (
 from websim_crawler.core.clustering.collection import PageCollection
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
-from websim_crawler.core.clustering.params import AUTO, KINDS, ClusteringParams
+from websim_crawler.core.clustering.params import AUTO, CLUSTER_SKIP, KINDS, ClusteringParams
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix
 from websim_crawler.core.page import feature_keywords
-from websim_crawler.core.stage_records import CLUSTER_SKIP
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
 from websim_crawler.errors import ConfigError
 
@@ -42,7 +41,7 @@ _TITLE_CHARS = 200  # longer titles are cut in the report
 
 
 @dataclass(frozen=True)
-class Document:
+class PageToCluster:
     """One page to cluster: its URL, its keyword counts (stem -> count) and, when its text was
     given, the counts of the surface forms of each stem that appears as anything but itself
     (stem -> form -> count)."""
@@ -106,7 +105,7 @@ class DocumentCollector:
 
         With the page's main text and language, its keywords' surface forms are kept too (the
         report shows ``telescope`` rather than the stem ``telescop``); with its title, the HTML
-        report names the page by it. A record prepared by ``core.stage_records`` may carry the
+        report names the page by it. A record prepared by ``core.stages`` may carry the
         reason its analysis failed instead.
         """
         if isinstance(record.get(CLUSTER_SKIP), str):
@@ -197,7 +196,7 @@ class ClusteringResult:
 
 
 def cluster_documents(
-    documents: PageCollection | Iterable[Document],
+    documents: PageCollection | Iterable[PageToCluster],
     params: ClusteringParams | None = None,
     input_report: InputReport | None = None,
     on_candidate: Callable[[CandidateScore], None] | None = None,
@@ -283,7 +282,7 @@ def cluster_documents(
     )
 
 
-def _collect(documents: Iterable[Document]) -> PageCollection:
+def _collect(documents: Iterable[PageToCluster]) -> PageCollection:
     pages = PageCollection()
     for document in documents:
         pages.append(document.url, document.keywords, document.forms, document.title)

@@ -18,6 +18,10 @@ DEFAULT_CHUNK_ROWS = 20_000
 AUTO = "auto"
 KINDS = ("record", "results", "all")
 ENGINES = ("memory", "dask")
+# The fields of a crawl record that the clustering stage reads, and the reason its analysis failed
+# (the stage contract: ``core.stages`` prepares them).
+CLUSTER_FIELDS = ("url", "kind", "keywords", "keyword_stems", "main_text", "language", "title")
+CLUSTER_SKIP = "cluster_skipped"
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from websim_crawler.core.neardup.pages import (
     page_from_dict,
     page_sentences,
 )
-from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.neardup.params import NEARDUP_SENTENCES, NEARDUP_SKIP, NeardupParams
 from websim_crawler.core.neardup.relations import (
     CLASSES,
     RELATIONS,
@@ -42,7 +42,6 @@ from websim_crawler.core.neardup.relations import (
     url_hash,
 )
 from websim_crawler.core.page import AnalysisParams
-from websim_crawler.core.stage_records import NEARDUP_SENTENCES, NEARDUP_SKIP
 from websim_crawler.core.urls import registered_domain_of
 from websim_crawler.errors import PageError
 
@@ -250,7 +249,7 @@ class NearDuplicateFinder:
     def add(self, item: Mapping[str, Any]) -> str | None:
         """Add a crawl item; return why it was dropped (counted by reason), or None if indexed.
 
-        An item prepared in a worker (``core.stage_records``) carries its sentences ready
+        An item prepared in a worker (``core.stages``) carries its sentences ready
         (``NEARDUP_SENTENCES``) or the reason it has none (``NEARDUP_SKIP``).
         """
         ready = item.get(NEARDUP_SENTENCES)

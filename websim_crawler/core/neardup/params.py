@@ -10,6 +10,10 @@ from websim_crawler.errors import ConfigError
 METHODS = ("exact", "minhash")
 ENGINES = ("memory", "dask")
 REGIONS = ("main", "content")
+# A record's page for the near-duplicate index as JSON-safe data, or why it has none (prepared by
+# ``core.stages``).
+NEARDUP_SENTENCES = "neardup_sentences"
+NEARDUP_SKIP = "neardup_skipped"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,16 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
 from .analyse import analyse_page
+from .chunks import (
+    CHUNK_DETAILS,
+    CONTAINER,
+    DUPLICATE,
+    KEPT,
+    NOISE,
+    Chunk,
+    PageAnalysis,
+    feature_keywords,
+)
 from .features import (
     chunk_weight,
     hyperlink_percentage,
@@ -17,16 +27,6 @@ from .lines import (
 )
 from .params import AnalysisParams
 from .position import box_position_ratio, interval_position_ratio
-from .records import (
-    CHUNK_DETAILS,
-    CONTAINER,
-    DUPLICATE,
-    KEPT,
-    NOISE,
-    Chunk,
-    PageAnalysis,
-    feature_keywords,
-)
 from .segment import (
     BLOCK_TAGS,
     Line,

@@ -30,6 +30,13 @@ from websim_crawler.core.html import (
     parse_plain_tree,
     remove_invisible,
 )
+from websim_crawler.core.page.chunks import (
+    CHUNK_DETAILS,
+    ChunkTree,
+    LeafChunk,
+    PageAnalysis,
+    chunk_records,
+)
 from websim_crawler.core.page.features import (
     chunk_weight,
     hyperlink_percentage,
@@ -48,13 +55,6 @@ from websim_crawler.core.page.lines import main_content
 from websim_crawler.core.page.main import choose_main_chunks
 from websim_crawler.core.page.params import DEFAULT_PARAMS, AnalysisParams
 from websim_crawler.core.page.position import box_position_ratio, interval_position_ratio
-from websim_crawler.core.page.records import (
-    CHUNK_DETAILS,
-    ChunkTree,
-    LeafChunk,
-    PageAnalysis,
-    chunk_records,
-)
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page
 from websim_crawler.core.page.site_memory import TemplateMemory, template_key
 from websim_crawler.core.urls import host_port_of

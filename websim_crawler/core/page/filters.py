@@ -9,8 +9,8 @@ from itertools import chain
 import numpy as np
 from numpy.typing import NDArray
 
+from websim_crawler.core.page.chunks import DUPLICATE, KEPT, NOISE, ChunkTree, LeafChunk
 from websim_crawler.core.page.params import AnalysisParams
-from websim_crawler.core.page.records import DUPLICATE, KEPT, NOISE, ChunkTree, LeafChunk
 from websim_crawler.core.page.segment import STRONG_BOILERPLATE_WORDS
 from websim_crawler.core.page.site_memory import (
     SiteTemplateMemory,

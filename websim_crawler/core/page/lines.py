@@ -7,8 +7,8 @@ from collections import Counter
 from functools import lru_cache
 
 from websim_crawler.core import text as textlib
+from websim_crawler.core.page.chunks import LeafChunk
 from websim_crawler.core.page.params import AnalysisParams
-from websim_crawler.core.page.records import LeafChunk
 from websim_crawler.core.page.segment import Line
 
 _COPYRIGHT_RE = re.compile(

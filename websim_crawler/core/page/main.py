@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from websim_crawler.core.page.chunks import KEPT, ChunkTree, LeafChunk
 from websim_crawler.core.page.lines import SENTENCE_ENDS, prose_line
 from websim_crawler.core.page.params import AnalysisParams
-from websim_crawler.core.page.records import KEPT, ChunkTree, LeafChunk
 
 
 def choose_main_chunks(

@@ -6,7 +6,7 @@ from .combine import (
     load_stage_weights,
     save_stage_weights,
 )
-from .compare import (
+from .comparison import (
     ComparisonReport,
     PageFeatures,
     StageResult,

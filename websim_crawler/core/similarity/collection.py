@@ -13,10 +13,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from websim_crawler.core.page import AnalysisParams, feature_keywords
-from websim_crawler.core.similarity.compare import PageFeatures, features_from_item
-from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.comparison import PageFeatures, features_from_item
+from websim_crawler.core.similarity.params import (
+    SIMILARITY_FEATURES,
+    SIMILARITY_SKIP,
+    SimilarityParams,
+)
 from websim_crawler.core.similarity.portable import features_from_dict
-from websim_crawler.core.stage_records import SIMILARITY_FEATURES, SIMILARITY_SKIP
 
 
 class PageCollector:
@@ -53,7 +56,7 @@ class PageCollector:
     def add(self, record: Mapping[str, Any]) -> str | None:
         """Offer one record; return why it was skipped (counted), or ``None`` when kept.
 
-        A record prepared in a worker (``core.stage_records``) carries its features ready
+        A record prepared in a worker (``core.stages``) carries its features ready
         (``SIMILARITY_FEATURES``) or the reason it cannot have any (``SIMILARITY_SKIP``); any
         other record has its features built here, from its HTML.
         """

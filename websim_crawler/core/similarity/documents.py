@@ -270,10 +270,12 @@ class ParsedDocument:
         return build_vertex_tree(self.root)
 
 
-Document: TypeAlias = str | bytes | lxml.etree._Element | lxml.etree._ElementTree | ParsedDocument
+LayoutInput: TypeAlias = (
+    str | bytes | lxml.etree._Element | lxml.etree._ElementTree | ParsedDocument
+)
 
 
-def as_parsed_document(document: Document) -> ParsedDocument:
+def as_parsed_document(document: LayoutInput) -> ParsedDocument:
     """Return a ``ParsedDocument``; raise ``PageError`` for empty or unparseable input."""
     if isinstance(document, ParsedDocument):
         return document

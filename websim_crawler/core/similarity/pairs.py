@@ -22,11 +22,11 @@ from typing import Any
 
 from datasketch import MinHash, MinHashLSH
 
-from websim_crawler.core.similarity.compare import PageFeatures, compare_pages
+from websim_crawler.core.similarity.comparison import PageFeatures, compare_pages
 from websim_crawler.core.similarity.links import LinkGraph
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
-from websim_crawler.core.similarity.templates import (
+from websim_crawler.core.similarity.template_classes import (
     CHROME_MIN_PAGES,
     chrome_classes,
     template_class_similarity,

@@ -13,6 +13,9 @@ MODES = ("cascade", "full", "combined")  # how compare_pages runs the stages
 # The named questions of ``questions.QUESTIONS``; ``auto``: the entry point's, ``custom``: the
 # weights as set.
 QUESTION_NAMES = ("same-site", "same-template", "looks-alike", "same-content")
+# A record's similarity features as JSON-safe data, or why it has none (``core.stages`` fills).
+SIMILARITY_FEATURES = "similarity_features"
+SIMILARITY_SKIP = "similarity_skipped"
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from websim_crawler.core.html import outgoing_links
-from websim_crawler.core.similarity.compare import PageFeatures
+from websim_crawler.core.similarity.comparison import PageFeatures
 from websim_crawler.core.similarity.documents import ParsedDocument, VertexTree
 from websim_crawler.core.similarity.visual import ColourSignature
 from websim_crawler.core.urls import page_key

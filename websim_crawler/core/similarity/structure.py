@@ -15,7 +15,7 @@ from typing import Any
 from rapidfuzz.distance import Indel
 
 from websim_crawler.core.similarity.documents import (
-    Document,
+    LayoutInput,
     ParsedDocument,
     as_parsed_document,
     pq_gram_profile,
@@ -25,12 +25,12 @@ from websim_crawler.errors import ConfigError
 STRUCTURAL_ALGORITHMS = ("indel", "pq_gram", "difflib")
 
 
-def get_tags(document: Document) -> list[str]:
+def get_tags(document: LayoutInput) -> list[str]:
     """Return the node labels of a document in document order."""
     return as_parsed_document(document).tags
 
 
-def get_classes(document: Document) -> set[str]:
+def get_classes(document: LayoutInput) -> set[str]:
     """Return the CSS class names a document uses."""
     return set(as_parsed_document(document).classes)
 
@@ -44,7 +44,7 @@ def jaccard_similarity(first: Iterable[Any], second: Iterable[Any]) -> float:
     return common / (len(set_a) + len(set_b) - common)
 
 
-def get_pq_grams(document: Document, p: int = 2, q: int = 3) -> dict[tuple[str, ...], int]:
+def get_pq_grams(document: LayoutInput, p: int = 2, q: int = 3) -> dict[tuple[str, ...], int]:
     """Return the pq-gram profile of a document as a bag ``{gram: count}``."""
     parsed = as_parsed_document(document)
     if (p, q) == (2, 3):
@@ -53,7 +53,7 @@ def get_pq_grams(document: Document, p: int = 2, q: int = 3) -> dict[tuple[str, 
 
 
 def structural_similarity(
-    document_1: Document, document_2: Document, algorithm: str = "indel"
+    document_1: LayoutInput, document_2: LayoutInput, algorithm: str = "indel"
 ) -> float:
     """Return the structural similarity of two documents in [0, 1].
 
@@ -82,7 +82,7 @@ def pq_gram_similarity(first: ParsedDocument, second: ParsedDocument) -> float:
     return 2 * common / total
 
 
-def style_similarity(document_1: Document, document_2: Document) -> float:
+def style_similarity(document_1: LayoutInput, document_2: LayoutInput) -> float:
     """Return the Jaccard similarity of the CSS class sets (Gowda and Mattmann, 2016)."""
     return jaccard_similarity(
         as_parsed_document(document_1).classes, as_parsed_document(document_2).classes
@@ -90,7 +90,7 @@ def style_similarity(document_1: Document, document_2: Document) -> float:
 
 
 def similarity(
-    document_1: Document, document_2: Document, k: float = 0.5, algorithm: str = "indel"
+    document_1: LayoutInput, document_2: LayoutInput, k: float = 0.5, algorithm: str = "indel"
 ) -> float:
     """Return the joint similarity k * structural + (1 - k) * style (Gowda and Mattmann, 2016)."""
     if not 0.0 <= k <= 1.0:

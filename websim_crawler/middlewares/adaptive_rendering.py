@@ -19,9 +19,9 @@ from scrapy import Request, signals
 from scrapy.crawler import Crawler
 from scrapy.http import Response
 
+from websim_crawler.browser.playwright_wiring import close_kept_page, render_meta
 from websim_crawler.core.crawling.render_choice import PageYield, RenderChoices
 from websim_crawler.frontier.release import LEASE
-from websim_crawler.spiders.render import close_kept_page, render_meta
 
 logger = logging.getLogger(__name__)
 

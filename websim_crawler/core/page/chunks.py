@@ -1,4 +1,4 @@
-"""Chunk records: the working leaves and tree of one analysis, and the records it returns."""
+"""Chunks: the working leaves and tree of one analysis, and the chunk records it returns."""
 
 from __future__ import annotations
 

@@ -45,14 +45,14 @@ from websim_crawler.errors import PageError
 if TYPE_CHECKING:
     from pebble import ProcessPool
 
-    from websim_crawler.core.stage_records import StagePlan
+    from websim_crawler.core.stages import StagePlan
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
 _MEGABYTE = 1024 * 1024
 # Imported once by the fork server instead of by each worker: the analysis, loaded and warmed.
-_PRELOAD = ["websim_crawler.analysis.warmup"]
+_PRELOAD = ["websim_crawler.workers.warmup"]
 
 
 @dataclass(frozen=True)
@@ -128,7 +128,7 @@ def analyse_task(
     record = analysis.to_dict(chunk_detail)
     stage_record = None
     if plan is not None:  # imported only by a crawl with a stage on (layout, sentences...)
-        from websim_crawler.core.stage_records import prepare_record
+        from websim_crawler.core.stages import prepare_record
 
         fields = task.fields or {}
         analysed_item = {
@@ -156,7 +156,7 @@ def analyse_task(
 def stage_task(task: StageTask, plan: StagePlan) -> PageOutcome:
     """Prepare one record for the end-of-crawl stages (analysing it if the clustering needs
     its keywords); a record that cannot be prepared is an outcome with its reason."""
-    from websim_crawler.core.stage_records import prepare_record
+    from websim_crawler.core.stages import prepare_record
 
     snapshot = TemplateSnapshot(task.template) if task.template is not None else None
     stage_record: dict[str, Any] | None = None
@@ -357,7 +357,7 @@ class AnalysisPool:
     ) -> Iterator[PageOutcome]:
         """Prepare records for the stages (``submit_record``, or here when that only picks
         fields); yield outcomes in their order, at most ``max_pending`` in flight."""
-        from websim_crawler.core.stage_records import needs_worker, prepare_record
+        from websim_crawler.core.stages import needs_worker, prepare_record
 
         window: deque[concurrent.futures.Future[PageOutcome]] = deque()
         for record in records:

@@ -21,10 +21,10 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from websim_crawler.analysis.pool import AnalysisPool
 from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pipelines import PageAnalysisPipeline
+from websim_crawler.workers.pool import AnalysisPool
 
 TESTS = Path(__file__).resolve().parents[2]
 ROOT = TESTS.parent

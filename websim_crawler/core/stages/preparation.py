@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.core.neardup.params import NeardupParams
+from websim_crawler.core.clustering.params import CLUSTER_FIELDS, CLUSTER_SKIP
+from websim_crawler.core.neardup.params import NEARDUP_SENTENCES, NEARDUP_SKIP, NeardupParams
 from websim_crawler.core.page import (
     AnalysisParams,
     SiteTemplateMemory,
@@ -21,21 +22,15 @@ from websim_crawler.core.page import (
     analyse_page,
     feature_keywords,
 )
-from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.similarity.params import (
+    SIMILARITY_FEATURES,
+    SIMILARITY_SKIP,
+    SimilarityParams,
+)
 from websim_crawler.errors import PageError
 
 # The stages' modules (layout measures, clustering, sentence index) are imported by the functions
 # that use them: a crawl without a stage imports none of them (scipy, Pillow, POT ...).
-
-# The fields of a crawl record that the clustering stage reads, and the reason its analysis failed.
-CLUSTER_FIELDS = ("url", "kind", "keywords", "keyword_stems", "main_text", "language", "title")
-CLUSTER_SKIP = "cluster_skipped"
-# A record's similarity features as JSON-safe data, or why it has none.
-SIMILARITY_FEATURES = "similarity_features"
-SIMILARITY_SKIP = "similarity_skipped"
-# A record's page for the near-duplicate index as JSON-safe data, or why it has none.
-NEARDUP_SENTENCES = "neardup_sentences"
-NEARDUP_SKIP = "neardup_skipped"
 
 
 @dataclass(frozen=True)
@@ -83,7 +78,7 @@ def prepare_record(
     """
     from websim_crawler.core.neardup.pages import chunks_only, page_sentences
     from websim_crawler.core.similarity.collection import record_problem
-    from websim_crawler.core.similarity.compare import features_from_item
+    from websim_crawler.core.similarity.comparison import features_from_item
     from websim_crawler.core.similarity.portable import features_to_dict
 
     url = record.get("url")
