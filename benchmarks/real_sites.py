@@ -10,6 +10,7 @@ tf-idf + k-means baseline against the section labels. The query-routed applicati
 DokuWiki) and the generated routed sites (``routed-*``) are issue 33's.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py [--only NAME ...]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py --routed-seeds 3
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import trafilatura
 from sklearn.cluster import KMeans
@@ -39,6 +41,7 @@ from support.real_apps import (  # noqa: E402
     launchers,
 )
 from support.result_pages import result_page_account  # noqa: E402
+from support.routed_site import Variant, routed_launcher  # noqa: E402
 
 
 def baseline_nmi(crawl: GalleryCrawl, labels: list[str], k: int) -> float:
@@ -73,14 +76,24 @@ def websim_nmi(crawl: GalleryCrawl, labels: dict[str, str], k: int, folder: Path
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", nargs="*", help="application names (default: all)")
+    parser.add_argument(
+        "--routed-seeds",
+        type=int,
+        default=0,
+        metavar="N",
+        help="crawl only generated routed sites: every routing x number of lists, seeds 0..N-1, "
+        "and print how many meet each target",
+    )
     args = parser.parse_args(argv)
     records = corpus()
+    named = routed_sweep(args.routed_seeds) if args.routed_seeds else launchers()
+    met = {"coverage >= 0.95": 0, "no chrome": 0, "empty counted": 0, "no list dropped": 0}
     print(
         f"{'application':<28} {'form':>4} {'listed':>6} {'reached':>7} {'coverage':>8} "
         f"{'chrome':>6} {'empty':>5} {'dropped':>7} {'pages':>5} {'pages/s':>7} "
         f"{'NMI websim':>10} {'NMI baseline':>12}"
     )
-    for name, launcher in launchers().items():
+    for name, launcher in named.items():
         if args.only and name not in args.only:
             continue
         with tempfile.TemporaryDirectory() as workdir:
@@ -108,7 +121,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{nmi:>10.3f} {baseline:>12.3f}",
                 flush=True,
             )
+            met["coverage >= 0.95"] += crawl.coverage >= 0.95
+            met["no chrome"] += not crawl.chrome_records
+            met["empty counted"] += account is not None and counted == account.empty_pages
+            met["no list dropped"] += dropped == "0"
+    if args.routed_seeds:
+        print(f"of {len(named)} generated sites: " + ", ".join(f"{k} {v}" for k, v in met.items()))
     return 0
+
+
+def routed_sweep(seeds: int) -> dict[str, Any]:
+    """Return launchers of generated routed sites: every routing and number of lists, footer
+    chrome, odd ids and a page past the end, for seeds ``0..seeds-1``."""
+    return {
+        variant.name: routed_launcher(variant)
+        for seed in range(seeds)
+        for routing in ("path", "query", "both")
+        for lists in (1, 2, 3)
+        for variant in [Variant(routing, lists, seed=seed)]
+    }
 
 
 if __name__ == "__main__":

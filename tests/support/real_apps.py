@@ -784,20 +784,12 @@ def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
 
 
 def launchers() -> dict[str, Any]:
-    """Return the gallery's launchers by name: ``launcher(records, workdir)`` makes the app.
-
-    The generated routed sites take a smaller corpus of their own (no query runs past the
-    crawl's five result pages).
-    """
+    """Return the gallery's launchers by name: ``launcher(records, workdir)`` makes the app
+    (the generated routed sites serve a smaller corpus of their own)."""
     from support.php_apps import DokuWiki, MediaWiki, MediaWikiPaths
-    from support.routed_site import VARIANTS, RoutedSite
+    from support.routed_site import VARIANTS, routed_launcher
 
-    generated = {
-        variant.name: functools.partial(
-            lambda variant, records, workdir: RoutedSite(corpus(per_section=12), variant), variant
-        )
-        for variant in VARIANTS
-    }
+    generated = {variant.name: routed_launcher(variant) for variant in VARIANTS}
     return {
         DjangoAdmin.name: DjangoAdmin,
         FlaskAdmin.name: FlaskAdmin,

@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, quote_plus, unquote, urlsplit
 
-from support.real_apps import Record
+from support.real_apps import Record, corpus
 
 QUERIES = ("thread", "unicode", "exception")
 LIST_HEADINGS = ("Title matches", "Text matches", "Tag matches")
@@ -68,6 +70,22 @@ VARIANTS = (
     Variant("both", 2, seed=4),
     Variant("query", 2, footer=False, odd_ids=False, past_end=False, seed=5),
 )
+
+
+def small_corpus() -> list[Record]:
+    """Return the corpus the generated sites serve: no query of theirs runs past the crawl's
+    five result pages."""
+    return corpus(per_section=12)
+
+
+def routed_launcher(variant: Variant) -> Callable[[list[Record], Path], RoutedSite]:
+    """Return a gallery launcher of ``variant`` (it serves :func:`small_corpus`, whatever
+    corpus it is given)."""
+
+    def launch(records: list[Record], workdir: Path) -> RoutedSite:
+        return RoutedSite(small_corpus(), variant)
+
+    return launch
 
 
 def record_id(record: Record, variant: Variant) -> str:

@@ -25,7 +25,7 @@ import pytest
 from support.php_apps import NO_MATCH, DokuWiki, MediaWiki, MediaWikiPaths, PhpApp
 from support.real_apps import AppMissing, GalleryCrawl, corpus, crawl_app, fetch_text
 from support.result_pages import ResultPageAccount, result_page_account
-from support.routed_site import VARIANTS, RoutedSite, Variant
+from support.routed_site import VARIANTS, RoutedSite, Variant, small_corpus
 
 EMPTY = "websim/diagnosis/result_pages_empty"
 WITHOUT_RECORDS = "websim/diagnosis/result_pages_without_records"
@@ -56,7 +56,7 @@ def php_outcome(launcher: type[PhpApp], folder: Path) -> Outcome:
 def generated_outcome(variant: Variant, folder: Path) -> Outcome:
     """Serve a generated routed site and crawl it (skip without the corpus's python3.11-doc)."""
     try:
-        records = corpus(per_section=12)
+        records = small_corpus()
     except AppMissing as missing:
         pytest.skip(str(missing))
     with RoutedSite(records, variant) as site:
@@ -128,7 +128,7 @@ def test_generated_routed_site_keeps_every_result_list(generated: Outcome) -> No
 @pytest.mark.parametrize("variant", VARIANTS, ids=lambda variant: variant.name)
 def test_generated_routed_site_lists_each_record_once_on_one_page(variant: Variant) -> None:
     try:
-        records = corpus(per_section=12)
+        records = small_corpus()
     except AppMissing as missing:
         pytest.skip(str(missing))
     with RoutedSite(records, variant) as site:
