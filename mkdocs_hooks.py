@@ -1,4 +1,4 @@
-"""MkDocs hooks: the docs site also shows the README and the benchmark results.
+"""MkDocs hooks: the docs site also shows the README, the benchmark results and the changelog.
 
 The pages of ``docs/`` link to ``../README.md`` and ``../benchmarks/RESULTS.md`` (links that work
 when the repository is browsed); the site carries both as pages, with their links to ``docs/``
@@ -15,8 +15,12 @@ from mkdocs.structure.files import File, Files
 
 ROOT = Path(__file__).resolve().parent
 # repository file -> the page it becomes on the site
-OUTSIDE_PAGES = {"README.md": "readme.md", "benchmarks/RESULTS.md": "results.md"}
-_LINK = re.compile(r"\]\((?:\.\./)?(README\.md|benchmarks/RESULTS\.md)")
+OUTSIDE_PAGES = {
+    "README.md": "readme.md",
+    "benchmarks/RESULTS.md": "results.md",
+    "CHANGELOG.md": "changelog.md",
+}
+_LINK = re.compile(r"\]\((?:\.\./)?(README\.md|benchmarks/RESULTS\.md|CHANGELOG\.md)")
 
 
 def on_files(files: Files, config: Any) -> Files:
