@@ -5,11 +5,22 @@ without their output setting; listed in ``ITEM_PIPELINES``/``EXTENSIONS`` regard
 log a "Disabled ... is not set" warning on every crawl. With
 ``ADDONS = {"websim_crawler.addon.OutputsAddon": 0}`` a component is enabled exactly when its
 output setting is given.
+
+A stage whose output setting is set but which is not in the crawl (the add-on left out, say by an
+``ADDONS = {}`` below the settings that list it, as Scrapy's project template has) is refused at
+start in one line naming it (``check_outputs_running``, called by the analysis pipeline, which
+Scrapy builds once the add-ons have run): its output would silently never be written.
 """
 
 from __future__ import annotations
 
 from scrapy.settings import BaseSettings
+from scrapy.utils.conf import build_component_list
+from scrapy.utils.misc import load_object
+
+from websim_crawler.errors import ConfigError
+
+ADDON = "websim_crawler.addon.OutputsAddon"
 
 # output setting -> (component setting, component, order). The collection stages come after
 # PageAnalysisPipeline (300), whose fields they read.
@@ -42,3 +53,39 @@ class OutputsAddon:
             components = settings[component_setting]
             if settings.get(output) and component not in components:
                 components[component] = order
+
+
+def outputs_not_running(settings: BaseSettings) -> list[str]:
+    """Return the output settings that are set while their component is not in the crawl."""
+    return [
+        output
+        for output, (component_setting, component, _order) in OPTIONAL_COMPONENTS.items()
+        if settings.get(output) and not _listed(settings, component_setting, component)
+    ]
+
+
+def check_outputs_running(settings: BaseSettings) -> None:
+    """Raise ``ConfigError`` (one line, exit 1) for an output set whose stage is not running."""
+    missing = outputs_not_running(settings)
+    if missing:
+        components = ", ".join(
+            OPTIONAL_COMPONENTS[output][1].rsplit(".", 1)[1] for output in missing
+        )
+        raise ConfigError(
+            f"{', '.join(missing)} set but {components} not running: add "
+            f'"{ADDON}": 0 to ADDONS (an ADDONS = {{}} after it replaces it) or list the '
+            "component yourself"
+        )
+
+
+def _listed(settings: BaseSettings, component_setting: str, component: str) -> bool:
+    """Tell whether ``component`` (or a subclass) is enabled in ``component_setting``."""
+    wanted = load_object(component)
+    for listed in build_component_list(settings.getwithbase(component_setting)):
+        try:
+            loaded = load_object(listed) if isinstance(listed, str) else listed
+        except (ImportError, NameError, ValueError):  # Scrapy reports it when it builds them
+            continue
+        if loaded is wanted or (isinstance(loaded, type) and issubclass(loaded, wanted)):
+            return True
+    return False

@@ -52,11 +52,11 @@ ROOMS = (
     "middlewares",
     "extensions",
     "feeds",
+    "addon",  # the wiring of the components, by name: the analysis pipeline checks it
     "distributed",
     "pipelines",
     "spiders",
     "demo",
-    "addon",
     "settings",
     "commands",
     "cli",

@@ -100,3 +100,29 @@ def test_a_fresh_project_with_the_readme_blocks_clusters_pairs_and_neardups(
         misspelt.stderr
     )
     assert "Traceback" not in misspelt.stderr
+
+
+def test_the_block_pasted_above_the_templates_addons_line_is_one_line_and_exit_1(
+    tmp_path: Path,
+) -> None:
+    """Scrapy's template ends with ``ADDONS = {}``: pasted above it, the README's block loses its
+    add-on, and the stages whose outputs it sets would never run (before: exit 0, no word)."""
+    _install, settings_block, spider_block = readme_blocks()
+    created = run([sys.executable, "-m", "scrapy", "startproject", "mine"], tmp_path)
+    assert created.returncode == 0, created.stderr
+    project = tmp_path / "mine"
+    settings_file = project / "mine" / "settings.py"
+    template = settings_file.read_text()
+    assert "\nADDONS = {}\n" in template  # the line a user pastes above
+    settings_file.write_text(
+        template.replace("\nADDONS = {}\n", f"\n{settings_block}\nADDONS = {{}}\n")
+    )
+    (project / "mine" / "spiders" / "pages.py").write_text(spider_block)
+    finished = run([sys.executable, "-m", "scrapy", "crawl", "pages", "-O", "pages.jsonl"], project)
+    assert finished.returncode == 1
+    assert "Traceback" not in finished.stderr
+    assert (
+        "WEBSIM_CLUSTERS_OUTPUT, WEBSIM_SIMILARITY_OUTPUT, WEBSIM_NEARDUP_OUTPUT set but "
+        "ClusteringPipeline, SimilarityPipeline, NearDuplicatePipeline not running"
+    ) in finished.stderr
+    assert not (project / "pages.jsonl").exists() or not (project / "pages.jsonl").read_text()

@@ -30,7 +30,10 @@ QUERIES = "astronomy,bread,beekeeping,cycling,volcanoes"
 
 def stage_pipelines(settings: dict[str, Any]) -> tuple[Any, Any, list[CollectionPipeline]]:
     """A crawler, its analysis pipeline and its three stages, as a crawl builds them."""
-    crawler = get_crawler(settings_dict=settings)
+    # The add-on lists the stages, as the project's settings have it.
+    crawler = get_crawler(
+        settings_dict={"ADDONS": {"websim_crawler.addon.OutputsAddon": 0}, **settings}
+    )
     crawler.stats.open_spider()
     analysis = PageAnalysisPipeline.from_crawler(crawler)
     stages = [

@@ -21,6 +21,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
+from websim_crawler.addon import check_outputs_running
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.html import DOUBTFUL
 from websim_crawler.core.page import SiteTemplateMemory
@@ -75,6 +76,7 @@ class PageAnalysisPipeline:
     def from_crawler(cls, crawler: Crawler) -> PageAnalysisPipeline:
         """Build the pipeline from the crawler's settings (bad values raise ``ConfigError``)."""
         config = websim_config(crawler)
+        check_outputs_running(crawler.settings)
         logger.info("websim page analysis enabled (%s)", _workers_text(config.pool.worker_count()))
         return cls(crawler, config)
 

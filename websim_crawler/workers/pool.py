@@ -115,6 +115,7 @@ def analyse_task(
             site_memory=snapshot,
             chunk_detail=chunk_detail,
             page_kind=task.page_kind,
+            keep_tree=plan is not None and plan.similarity is not None and not plan.drop_html,
         )
     except PageError as exc:
         return PageOutcome(dropped=exc.reason, message=str(exc))
@@ -143,7 +144,7 @@ def analyse_task(
             "language": record["language"],
             "chunks": record.get("chunks"),
         }
-        stage_record = prepare_record(analysed_item, plan, analysed=True)
+        stage_record = prepare_record(analysed_item, plan, analysed=True, tree=analysis.tree)
     return PageOutcome(
         record=record,
         counts=dict(analysis.counts()),

@@ -114,9 +114,14 @@ def test_other_cases_of_html_similarity() -> None:
 def test_processing_instructions_and_comments_are_labelled() -> None:
     root = lxml.html.fromstring("<html><body><h1></h1></body></html>")
     root[0].insert(0, lxml.etree.ProcessingInstruction("php", "echo 1;"))
-    assert get_tags(root) == ["html", "body", "processing-instruction", "h1"]
-    assert get_tags("<html><body><!-- c --><p>x</p></body></html>") == [
-        "html", "body", "comment", "p",
+    root[0].insert(0, lxml.etree.Comment(" c "))
+    assert get_tags(root) == ["html", "body", "comment", "processing-instruction", "h1"]
+
+
+def test_html_text_is_parsed_by_the_one_parser_without_comments() -> None:
+    """The layout sees the tree the page analysis sees: comments and PIs are not elements."""
+    assert get_tags("<html><body><!-- c --><?php x ?><p>x</p></body></html>") == [
+        "html", "body", "p",
     ]  # fmt: skip
 
 

@@ -16,6 +16,9 @@ from .metadata import (
     stated_url,
 )
 from .parsing import (
+    NO_LIMITS,
+    ParseLimits,
+    check_page_size,
     opened_tags_over,
     parse_html,
     parse_plain_tree,
@@ -26,7 +29,10 @@ __all__ = [
     "DECLARED",
     "DETECTED",
     "DOUBTFUL",
+    "NO_LIMITS",
     "DecodedPage",
+    "ParseLimits",
+    "check_page_size",
     "declared_language",
     "decode_html",
     "decode_page",

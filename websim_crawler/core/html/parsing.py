@@ -1,9 +1,16 @@
-"""Parse HTML robustly into lxml trees: broken markup, deep nesting, element limits, no toolbar."""
+"""Parse HTML robustly into lxml trees: broken markup, deep nesting, element limits, no toolbar.
+
+The package's one HTML parser: the page analysis, the similarity's layout features and every
+``websim`` command parse pages here, under one set of limits (``ParseLimits``: bytes and
+elements, from ``WEBSIM_MAX_PAGE_BYTES`` and ``WEBSIM_MAX_ELEMENTS``; nesting deeper than
+``MAX_NESTING`` is flattened), so a page over a limit gets the same answer everywhere.
+"""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 import lxml.etree
@@ -43,6 +50,25 @@ _REPLAY_TOOLBAR_RE = re.compile(
 )
 
 
+@dataclass(frozen=True)
+class ParseLimits:
+    """The limits every parse of a page obeys (``None``: no limit)."""
+
+    max_bytes: int | None = None  # WEBSIM_MAX_PAGE_BYTES: larger pages are too_large
+    max_elements: int | None = None  # WEBSIM_MAX_ELEMENTS: more elements are too_many_elements
+
+
+NO_LIMITS = ParseLimits()
+
+
+def check_page_size(html: str | bytes, limits: ParseLimits) -> None:
+    """Raise ``PageError("too_large")`` when the page is over ``limits.max_bytes``."""
+    if limits.max_bytes is not None and len(html) > limits.max_bytes:
+        raise PageError(
+            "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
+        )
+
+
 def parse_html(
     html: str | bytes, encoding: str | None = None, content_type: str | None = None
 ) -> lxml.html.HtmlElement:
@@ -61,17 +87,21 @@ def parse_plain_tree(
     html: str | bytes | DecodedPage,
     encoding: str | None = None,
     content_type: str | None = None,
-    max_elements: int | None = None,
+    limits: ParseLimits = NO_LIMITS,
 ) -> lxml.etree._Element:
     """Parse a page like ``parse_html`` into plain ``lxml.etree`` elements (faster to walk).
 
     ``lxml.html`` looks up a Python element class for every element it hands out; the page
-    analysis needs none of the ``HtmlElement`` methods. A page with more than ``max_elements``
-    elements raises ``PageError("too_many_elements")`` as soon as the parser reaches the one
-    over the limit, before the rest of it takes memory. A ``DecodedPage`` (``decode_page``) is
-    parsed as its bytes would be.
+    analysis needs none of the ``HtmlElement`` methods. A page over ``limits.max_bytes`` raises
+    ``PageError("too_large")`` before it is decoded (a ``DecodedPage`` was checked by its
+    decoder's caller); one with more than ``limits.max_elements`` elements raises
+    ``PageError("too_many_elements")`` as soon as the parser reaches the one over the limit,
+    before the rest of it takes memory. A ``DecodedPage`` (``decode_page``) is parsed as its
+    bytes would be.
     """
-    return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser, max_elements)
+    if not isinstance(html, DecodedPage):
+        check_page_size(html, limits)
+    return _parse_page(html, encoding, content_type, lxml.etree.HTMLParser, limits.max_elements)
 
 
 def opened_tags_over(text: str, limit: int) -> int:

@@ -14,6 +14,7 @@ Steps, each visible and switchable through ``AnalysisParams``:
 
 from __future__ import annotations
 
+import copy
 import gc
 from collections import Counter
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from contextlib import contextmanager
 from websim_crawler.core import text as textlib
 from websim_crawler.core.html import (
     DOUBTFUL,
+    check_page_size,
     declared_language,
     decode_page,
     doubtful_text,
@@ -58,7 +60,6 @@ from websim_crawler.core.page.position import box_position_ratio, interval_posit
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page
 from websim_crawler.core.page.site_memory import TemplateMemory, template_key
 from websim_crawler.core.urls import host_port_of
-from websim_crawler.errors import PageError
 
 
 def analyse_page(
@@ -72,12 +73,15 @@ def analyse_page(
     site_memory: TemplateMemory | None = None,
     chunk_detail: str = "full",
     page_kind: str | None = None,
+    keep_tree: bool = False,
 ) -> PageAnalysis:
     """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be.
 
     ``chunk_detail`` (``CHUNK_DETAILS``) says which chunk records to build: every chunk, the
     main-content chunks, or none, when the caller keeps no more (``WEBSIM_CHUNK_DETAIL``).
     ``page_kind`` (an item's ``kind``) keeps the site template memory of each kind apart.
+    ``keep_tree``: the analysis' ``tree`` is the parsed page as the parser gave it (a copy, the
+    analysis prunes its own), so what else is derived from the page needs no second parse.
     """
     if chunk_detail not in CHUNK_DETAILS:
         raise ValueError(f"chunk_detail must be one of {CHUNK_DETAILS}, not {chunk_detail!r}")
@@ -92,6 +96,7 @@ def analyse_page(
             site_memory,
             chunk_detail,
             page_kind,
+            keep_tree,
         )
 
 
@@ -124,21 +129,21 @@ def _analyse_page(
     site_memory: TemplateMemory | None,
     chunk_detail: str,
     page_kind: str | None,
+    keep_tree: bool,
 ) -> PageAnalysis:
-    if len(html) > params.max_page_bytes:
-        raise PageError(
-            "too_large", f"the page has {len(html):,} bytes, over WEBSIM_MAX_PAGE_BYTES"
-        )
+    limits = params.parse_limits
+    check_page_size(html, limits)
     page_encoding: str | None = None  # how bytes were decoded; text came decoded
     confidence: str | None = None
     if isinstance(html, bytes):
         decoded = decode_page(html, content_type, encoding)
         page_encoding, confidence = decoded.encoding, decoded.confidence
-        root = parse_plain_tree(decoded, max_elements=params.max_elements)
+        root = parse_plain_tree(decoded, limits=limits)
     else:
         if doubtful_text(html):
             confidence = DOUBTFUL
-        root = parse_plain_tree(html, max_elements=params.max_elements)
+        root = parse_plain_tree(html, limits=limits)
+    parsed = copy.deepcopy(root) if keep_tree else None  # before the analysis prunes it
     title = page_title(root)
     declared = declared_language(root)
     page_box = parse_box(f"0,0,{root.get('data-websim-page', '')}")
@@ -180,6 +185,7 @@ def _analyse_page(
         encoding_confidence=confidence,
         chunk_detail=chunk_detail,
         fates=dict(Counter(leaf.fate for leaf in leaves)),
+        tree=parsed,
     )
 
 

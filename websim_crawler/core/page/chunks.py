@@ -75,6 +75,9 @@ class PageAnalysis:
     # {stem: count} of the main content: the features of the keyword vectors (clustering,
     # similarity); ``keywords`` holds the same counts under words a person reads.
     keyword_stems: dict[str, int] = dataclasses.field(default_factory=dict)
+    # The page's tree as the parser gave it (``analyse_page(keep_tree=True)``), for the features
+    # derived from the same parse (the similarity's layout); not part of the record.
+    tree: Any = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:

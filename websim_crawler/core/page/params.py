@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from websim_crawler.core.html.parsing import ParseLimits
 from websim_crawler.core.params import setting, validate
 from websim_crawler.core.text import DEFAULT_STEMMER, STEMMERS
 
@@ -246,6 +247,11 @@ class AnalysisParams:
         minimum=0.0,
         maximum=1.0,
     )
+
+    @property
+    def parse_limits(self) -> ParseLimits:
+        """Return the limits every parse of a page obeys (``core.html.parsing``)."""
+        return ParseLimits(max_bytes=self.max_page_bytes, max_elements=self.max_elements)
 
     def __post_init__(self) -> None:
         validate(self)

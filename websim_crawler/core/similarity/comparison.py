@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from websim_crawler.core.html import outgoing_links, stated_url
-from websim_crawler.core.page import AnalysisParams, analyse_page, feature_keywords
+from websim_crawler.core.page import AnalysisParams, PageAnalysis, analyse_page, feature_keywords
 from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
@@ -66,9 +66,13 @@ def page_features(
     screenshot: bytes | None = None,
     params: SimilarityParams | None = None,
     analysis_params: AnalysisParams | None = None,
+    tree: Any = None,
 ) -> PageFeatures:
     """Parse a page once; missing keywords and links are taken from the page analysis.
 
+    The page is parsed once, by the one parser under the analysis' limits: by the analysis when
+    keywords or links are missing (its ``keep_tree`` gives the layout its tree), else here.
+    ``tree``: the page as already parsed (a worker's analysis kept it), so nothing is parsed.
     Relative links resolve against ``url`` when it is http(s), else against the URL the page
     states (``core.html.stated_url``: a saved page's canonical link, ``og:url`` or base); with
     neither, ``links_resolved`` is False. An empty page gets no document (layout vertices: 0)
@@ -76,11 +80,19 @@ def page_features(
     ``problems``.
     """
     params = params or SimilarityParams()
+    analysis_params = analysis_params or AnalysisParams()
     problems: list[str] = []
+    analysis_problems: list[str] = []
+    analysis: PageAnalysis | None = None
+    if html and tree is None and (keywords is None or links is None):
+        analysis = _analyse(html, url, analysis_problems, analysis_params)
+        tree = analysis.tree if analysis is not None else None
     document: ParsedDocument | None = None
     if html:
         try:
-            document = as_parsed_document(html)
+            document = as_parsed_document(
+                tree if tree is not None else html, analysis_params.parse_limits
+            )
         except PageError as exc:
             problems.append(f"html: {exc}")
         else:
@@ -95,9 +107,15 @@ def page_features(
     if links is not None and link_base is not None and link_base != url:
         links = outgoing_links(document.root, link_base) if document is not None else links
     if keywords is None or links is None:
-        analysed_keywords, analysed_links = _analyse(
-            html, link_base or url, problems, analysis_params
-        )
+        problems.extend(analysis_problems)
+        analysed_keywords: dict[str, int] = {}
+        analysed_links: list[str] = []
+        if analysis is not None:
+            analysed_keywords = dict(analysis.keyword_stems)
+            analysed_links = list(analysis.links)
+            if document is not None and (link_base or url) != url:
+                # the analysis resolved against ``url``; its tree is the document's
+                analysed_links = outgoing_links(document.root, link_base or url)
         keywords = analysed_keywords if keywords is None else keywords
         if links is None:
             links = analysed_links
@@ -121,27 +139,26 @@ def page_features(
 
 
 def _analyse(
-    html: str | bytes | None,
+    html: str | bytes,
     url: str | None,
     problems: list[str],
-    analysis_params: AnalysisParams | None,
-) -> tuple[dict[str, int], list[str]]:
-    if not html:
-        return {}, []
+    analysis_params: AnalysisParams,
+) -> PageAnalysis | None:
     try:
-        analysis = analyse_page(html, url, params=analysis_params, chunk_detail="none")
+        return analyse_page(html, url, params=analysis_params, chunk_detail="none", keep_tree=True)
     except PageError as exc:
         problems.append(f"analysis: {exc}")
-        return {}, []
-    return dict(analysis.keyword_stems), list(analysis.links)
+        return None
 
 
 def features_from_item(
     item: Mapping[str, Any],
     params: SimilarityParams | None = None,
     analysis_params: AnalysisParams | None = None,
+    tree: Any = None,
 ) -> PageFeatures:
-    """Build features from a crawl item (``html``, ``links``, ``keywords``, ``screenshot``)."""
+    """Build features from a crawl item (``html``, ``links``, ``keywords``, ``screenshot``);
+    ``tree``: the item's page as already parsed (``page_features``)."""
     screenshot = item.get("screenshot")
     png: bytes | None = None
     problems: list[str] = []
@@ -162,6 +179,7 @@ def features_from_item(
         screenshot=png,
         params=params,
         analysis_params=analysis_params,
+        tree=tree,
     )
     features.problems.extend(problems)
     return features

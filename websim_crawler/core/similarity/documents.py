@@ -2,13 +2,15 @@
 
 ``as_parsed_document`` accepts HTML as ``str`` or ``bytes``, an lxml element or element tree, or an
 already built ``ParsedDocument``; comparing one page with many others then parses it only once.
-The tag labels follow lxml's HTML parser as html-similarity 0.5.0 sees it (comments are
-``comment``, processing instructions ``processing-instruction``), so its values are reproduced.
+HTML is parsed by the package's one parser (``core.html.parse_plain_tree``) under the limits it
+is given (``ParseLimits``, from ``AnalysisParams.parse_limits``), so a page too large for the
+analysis is too large for the layout too. The tag labels follow lxml's HTML parser as
+html-similarity 0.5.0 sees it; that parser drops comments and processing instructions, so they
+are labelled (``comment``, ``processing-instruction``) only in trees built elsewhere.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -19,7 +21,7 @@ import lxml.etree
 import numpy as np
 from numpy.typing import NDArray
 
-from websim_crawler.core.html import decode_html
+from websim_crawler.core.html import NO_LIMITS, ParseLimits, parse_plain_tree
 from websim_crawler.errors import PageError
 
 # Elements that are never rendered: left out of the layout vertex tree ("meta tags excluded").
@@ -54,7 +56,6 @@ _SPECIAL_LABELS = {
     lxml.etree.ProcessingInstruction: "processing-instruction",
     lxml.etree.Entity: "entity",
 }
-_XML_DECLARATION = re.compile(r"\s*<\?xml.*?(\?>|\Z)", re.DOTALL)
 # Pages given as text are parsed once and kept for their next comparisons (LRU).
 PARSED_TEXT_CACHE_SIZE = 16
 
@@ -275,8 +276,9 @@ LayoutInput: TypeAlias = (
 )
 
 
-def as_parsed_document(document: LayoutInput) -> ParsedDocument:
-    """Return a ``ParsedDocument``; raise ``PageError`` for empty or unparseable input."""
+def as_parsed_document(document: LayoutInput, limits: ParseLimits = NO_LIMITS) -> ParsedDocument:
+    """Return a ``ParsedDocument``; raise ``PageError`` for empty or unparseable input, or for
+    HTML over ``limits`` (the reasons of the page analysis: too_large, too_many_elements)."""
     if isinstance(document, ParsedDocument):
         return document
     if isinstance(document, lxml.etree._ElementTree):
@@ -287,7 +289,7 @@ def as_parsed_document(document: LayoutInput) -> ParsedDocument:
     if isinstance(document, lxml.etree._Element):
         return ParsedDocument(document)
     if isinstance(document, (str, bytes)):
-        return _parse_text(document)
+        return _parse_text(document, limits)
     raise TypeError(f"cannot compare a {type(document).__name__} as HTML")
 
 
@@ -297,28 +299,9 @@ def clear_parsed_text_cache() -> None:
 
 
 @lru_cache(maxsize=PARSED_TEXT_CACHE_SIZE)
-def _parse_text(document: str | bytes) -> ParsedDocument:
+def _parse_text(document: str | bytes, limits: ParseLimits) -> ParsedDocument:
     """Parse HTML text; the cache spares re-parsing a page compared with several others."""
-    text = decode_html(document) if isinstance(document, bytes) else document
-    if not text or text.isspace():  # isspace stops at the first visible character
-        raise PageError("empty", "the page has no content")
-    declaration = _XML_DECLARATION.match(text)
-    if declaration:
-        # lxml refuses str input that declares its encoding; the declaration says nothing here.
-        text = text[declaration.end() :]
-    try:
-        # UTF-8 bytes parse faster than a str, and the parser's fixed encoding overrules a
-        # charset the markup may declare (the text is already decoded). The plain etree parser
-        # builds the same tree as lxml.html's without a Python class lookup per element.
-        root = lxml.etree.fromstring(
-            text.encode("utf-8", "replace"),
-            parser=lxml.etree.HTMLParser(huge_tree=True, encoding="utf-8"),
-        )
-    except (lxml.etree.ParserError, lxml.etree.XMLSyntaxError, ValueError) as exc:
-        raise PageError("unparseable", f"the page cannot be parsed as HTML: {exc}") from exc
-    if root is None:
-        raise PageError("empty", "the page has no elements")
-    return ParsedDocument(root)
+    return ParsedDocument(parse_plain_tree(document, limits=limits))
 
 
 def pq_gram_profile(root: lxml.etree._Element, p: int, q: int) -> Counter[tuple[str, ...]]:

@@ -69,12 +69,15 @@ def prepare_record(
     *,
     analysed: bool = False,
     site_memory: SiteTemplateMemory | TemplateSnapshot | None = None,
+    tree: Any = None,
 ) -> dict[str, Any]:
     """Return what the enabled stages' ``add`` read of ``record``, JSON-safe.
 
     ``analysed``: the record comes out of the page analysis, so its keywords are final (even
     empty). Otherwise a record without keywords that the clustering selects is analysed here
     (with ``site_memory``, the per-site template memory), and its failure is kept as the reason.
+    ``tree``: the page as the analysis parsed it (``analyse_page(keep_tree=True)``): the layout
+    features are derived from it, not from a second parse.
     """
     from websim_crawler.core.neardup.pages import chunks_only, page_sentences
     from websim_crawler.core.similarity.collection import record_problem
@@ -101,7 +104,7 @@ def prepare_record(
         if problem is not None:
             prepared[SIMILARITY_SKIP] = problem
         else:
-            features = features_from_item(fields, plan.similarity, plan.analysis)
+            features = features_from_item(fields, plan.similarity, plan.analysis, tree=tree)
             prepared[SIMILARITY_FEATURES] = features_to_dict(features)
     if plan.neardup is not None:
         try:
