@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from websim_crawler.browser.confine import Confinement
+from websim_crawler.browser.pressure import ALONE_META
 from websim_crawler.config.render import RenderParams
 from websim_crawler.errors import WebsimError
 
@@ -134,11 +135,13 @@ class RenderRefusedError(WebsimError):
         self.stat = stat
 
 
+DEFERRED_STAT = "websim/render/deferred"  # killed for the browser's shared memory cap
 _REFUSALS = {
     "offsite_navigation": "websim/pages/failed/offsite_navigation",
     "too_large": "websim/pages/dropped/too_large",
     "render_memory": "websim/pages/failed/render_memory",
     "render_crashed": "websim/pages/failed/render_crashed",
+    "render_pressure": DEFERRED_STAT,
 }
 
 
@@ -170,6 +173,7 @@ class PageGuard:
         max_page_bytes: int,
         count: Callable[[str], None],
         memory_kills: Callable[[], int],
+        shared_kills: Callable[[], int] = lambda: 0,
         meta: MutableMapping[str, Any] | None = None,
     ) -> None:
         self.page = page
@@ -179,6 +183,8 @@ class PageGuard:
         self.count = count
         self.memory_kills = memory_kills
         self.kills_at_start = memory_kills()
+        self.shared_kills = shared_kills
+        self.shared_kills_at_start = shared_kills()
         self.meta = meta if meta is not None else {}
         # A retry of a refused page (scrapy-playwright retries a closed or crashed page) is
         # refused at once: every request it makes is aborted.
@@ -281,8 +287,17 @@ class PageGuard:
         asyncio.get_running_loop().create_task(_quietly(download.cancel()))
 
     def _crashed(self, _page: Any) -> None:
-        killed = self.memory_kills() > self.kills_at_start
-        self.refuse("render_memory" if killed else "render_crashed")
+        """Refuse a crashed page: ``render_memory`` when a kill for its own bound (or any kill
+        while it rendered alone) came since it opened, ``render_pressure`` (deferred, tried
+        again) when only kills for the browser's shared cap did."""
+        kills = self.memory_kills() - self.kills_at_start
+        shared = self.shared_kills() - self.shared_kills_at_start
+        if not kills:
+            self.refuse("render_crashed")
+        elif kills == shared and not self.meta.get(ALONE_META):
+            self.refuse("render_pressure")
+        else:
+            self.refuse("render_memory")
 
     def _request_started(self, request: Any) -> None:
         self.pending.add(request)

@@ -25,6 +25,7 @@ from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 
 from websim_crawler._imports import require
+from websim_crawler.browser.pressure import ALONE_META
 from websim_crawler.browser.session import CONTEXT_OPTIONS, Rendering, check_chromium
 from websim_crawler.config.render import RenderParams
 
@@ -34,6 +35,7 @@ _RENDERINGS: dict[str, Rendering] = {}  # by spider name: the page callbacks fin
 RENDERING_META = "websim_rendering"
 SCREENSHOT_META = "websim_screenshot"  # a page reached by a click carries its screenshot here
 _NO_SIZE_LIMIT = 1 << 40
+RENDER_PRESSURE_RETRY = "websim_crawler.middlewares.render_pressure.RenderPressureRetry"
 
 
 def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -> Rendering:
@@ -66,6 +68,10 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
     settings.set("PLAYWRIGHT_MAX_PAGES_PER_CONTEXT", params.max_pages_open, priority="spider")
     # Downloads are refused: a navigation that turns into one fails at once, not after 30 s.
     settings.set("PLAYWRIGHT_DOWNLOAD_TIMEOUT", 1000, priority="spider")
+    # A page killed for the browser's shared memory cap is deferred and tried again.
+    middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
+    middlewares[RENDER_PRESSURE_RETRY] = 545
+    settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="spider")
     logger.info(
         "rendering with %s (screenshots: %s, settle %.2f s quiet / %.0f s max / %.0f s max while "
         "growing, page budget %d MiB, memory cap %d MiB)",
@@ -98,7 +104,8 @@ def download_handler() -> type:
                 await self._forget_closed_browser()
                 return await create_page(request, spider)
 
-            return await _RENDERINGS[name].open_page(new_page)
+            alone = bool(request.meta.get(ALONE_META))
+            return await _RENDERINGS[name].open_page(new_page, alone=alone)
 
         async def _forget_closed_browser(self) -> None:
             """Wait until the handler has dropped a browser closed by a restart (its

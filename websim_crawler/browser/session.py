@@ -31,6 +31,7 @@ from websim_crawler.browser.page import (
     click_control,
     settle_and_scroll,
 )
+from websim_crawler.browser.pressure import PageAdmission
 from websim_crawler.browser.watchdog import MemoryWatchdog
 from websim_crawler.config.render import RenderParams
 from websim_crawler.errors import BrowserMissingError, InputFormatError, WebsimError
@@ -108,7 +109,13 @@ class Rendering:
         self.proxy = ConfiningProxy(
             self.confinement, lambda reason: count(f"websim/render/blocked/{reason}")
         )
-        self.watchdog = MemoryWatchdog(params.max_memory_mb << 20, count)
+        self.admission = PageAdmission(params.max_pages_open)
+        self.watchdog = MemoryWatchdog(
+            params.max_memory_mb << 20,
+            count,
+            page_limit_bytes=params.max_page_memory_mb << 20,
+            on_shared_kill=self.admission.pressure,
+        )
         self.guards: weakref.WeakKeyDictionary[Any, PageGuard] = weakref.WeakKeyDictionary()
         self.guarded_contexts: weakref.WeakSet[Any] = weakref.WeakSet()
         self.pages: weakref.WeakSet[Any] = weakref.WeakSet()  # opened by open_page
@@ -138,24 +145,35 @@ class Rendering:
         if self.maintenance is None or self.maintenance.done():
             self.maintenance = asyncio.get_running_loop().create_task(self._maintain())
 
-    async def open_page(self, new_page: Callable[[], Awaitable[Any]]) -> Any:
+    async def open_page(
+        self, new_page: Callable[[], Awaitable[Any]], *, alone: bool = False
+    ) -> Any:
         """Open a page with ``new_page``, first restarting the browser when that is due.
 
-        Pages are opened one at a time, so a restart never closes a page being created. When
+        A page opens once the browser's admission lets it (``PageAdmission``: fewer pages at
+        once after memory pressure; a page ``alone`` with no other open). Pages are opened one
+        at a time, so a restart never closes a page being created. When
         ``WEBSIM_RENDER_RESTART_EVERY`` pages have been opened, no new page is opened until the
         open ones have closed (at most ``WEBSIM_RENDER_TIMEOUT`` seconds; then they are closed
         with the browser), then the browser is closed; ``new_page`` launches the next one.
         """
-        async with self.page_gate:
-            if self._restart_due():
-                await self._drain(self.params.timeout)
-                self.count("websim/render/browser_restarts/every")
-                logger.info("rendering: restarting Chromium (WEBSIM_RENDER_RESTART_EVERY)")
-                await self.close_browsers()
-            page = await new_page()
-            self.pages.add(page)
-            self.pages_since_launch += 1
-            return page
+        await self.admission.enter(alone)
+        try:
+            async with self.page_gate:
+                if self._restart_due():
+                    await self._drain(self.params.timeout)
+                    self.count("websim/render/browser_restarts/every")
+                    logger.info("rendering: restarting Chromium (WEBSIM_RENDER_RESTART_EVERY)")
+                    await self.close_browsers()
+                page = await new_page()
+        except BaseException:
+            await self.admission.leave(alone)
+            raise
+        self.pages.add(page)
+        self.pages_since_launch += 1
+        loop = asyncio.get_running_loop()
+        page.once("close", lambda _page: loop.create_task(self.admission.leave(alone)))
+        return page
 
     async def close(self) -> None:
         """Stop the watchdog and the proxy."""
@@ -179,6 +197,7 @@ class Rendering:
             max_page_bytes=self.params.max_page_bytes,
             count=self.count,
             memory_kills=lambda: self.watchdog.kills,
+            shared_kills=lambda: self.watchdog.kills_by_kind["shared"],
             meta=meta,
         )
         await guard.install()

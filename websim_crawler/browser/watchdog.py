@@ -3,9 +3,13 @@
 At each check (``Rendering`` runs one every 0.1 s) the watchdog lists the Chromium processes
 started by this process and sums their private resident memory (RSS less the shared pages,
 which every Chromium process maps and a plain RSS sum would count once per process). Past the
-cap it kills the largest renderer (the page in it crashes; its request is counted as
-``websim/pages/failed/render_memory``) and, when the browser stays over the cap for 5 s with no
-large renderer left to kill, restarts the whole browser.
+cap it kills one renderer, telling apart whose fault the excess is. A renderer over the
+per-page memory broke its own bound: the largest such is killed (an ``own`` kill; its page is
+refused as ``websim/pages/failed/render_memory``). Otherwise several ordinary pages together
+broke the browser's shared cap: the youngest renderer (the least work lost) is killed (a
+``shared`` kill; its page is deferred and tried again with fewer pages beside it, see
+``pressure.py``). When the browser stays over the cap for 5 s with no renderer left to kill,
+the whole browser is restarted.
 """
 
 from __future__ import annotations
@@ -52,11 +56,21 @@ def _is_renderer(process: Any) -> bool:
 class MemoryWatchdog:
     """Keep the browser's summed private memory under ``limit_bytes``; see the module docstring."""
 
-    def __init__(self, limit_bytes: int, count: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        limit_bytes: int,
+        count: Callable[[str], None],
+        *,
+        page_limit_bytes: int | None = None,
+        on_shared_kill: Callable[[], None] = lambda: None,
+    ) -> None:
         self.limit_bytes = limit_bytes
+        self.page_limit_bytes = min(page_limit_bytes or limit_bytes, limit_bytes)
         self.count = count
+        self.on_shared_kill = on_shared_kill
         self.peak_bytes = 0
         self.kills = 0
+        self.kills_by_kind = {"own": 0, "shared": 0}
         self.psutil = require("psutil")
         self.processes: list[Any] = []
         self._over_since: float | None = None
@@ -86,17 +100,28 @@ class MemoryWatchdog:
         for process in self.processes:
             with contextlib.suppress(self.psutil.Error):
                 if _is_renderer(process):
-                    renderers.append((private_bytes(process), process))
-        largest = max(renderers, key=lambda pair: pair[0], default=None)
-        if largest is not None and largest[0] > self.limit_bytes // 8:
+                    renderers.append((private_bytes(process), process.create_time(), process))
+        victim = choose_victim(
+            [(size, started) for size, started, _ in renderers],
+            page_limit=self.page_limit_bytes,
+            smallest=self.limit_bytes // 16,
+        )
+        if victim is not None:
+            kind, index = victim
+            size, _, process = renderers[index]
             with contextlib.suppress(self.psutil.Error):
-                largest[1].kill()
+                process.kill()
                 self.kills += 1
+                self.kills_by_kind[kind] += 1
                 self.count("websim/render/memory_kills")
+                self.count(f"websim/render/memory_kills/{kind}")
+                if kind == "shared":
+                    self.on_shared_kill()
                 logger.warning(
-                    "rendering: Chromium used over %d MiB; killed a renderer of %d MiB",
+                    "rendering: Chromium used over %d MiB; killed %s renderer of %d MiB",
                     self.limit_bytes >> 20,
-                    largest[0] >> 20,
+                    "a page over its own bound: a" if kind == "own" else "the youngest",
+                    size >> 20,
                 )
             return
         if self._over_since is None:
@@ -106,3 +131,21 @@ class MemoryWatchdog:
             self.count("websim/render/browser_restarts/memory")
             logger.warning("rendering: Chromium stays over the memory cap; restarting it")
             await restart()
+
+
+def choose_victim(
+    renderers: list[tuple[int, float]], *, page_limit: int, smallest: int
+) -> tuple[str, int] | None:
+    """Choose the renderer to kill among ``(private bytes, start time)`` pairs, and why.
+
+    ``("own", i)``: the largest renderer over ``page_limit``, a page over its own bound.
+    ``("shared", i)``: else the youngest of those over ``smallest`` bytes (an empty tab frees
+    nothing), the page that has done the least work. ``None`` when no renderer is worth it.
+    """
+    over = [(size, index) for index, (size, _) in enumerate(renderers) if size > page_limit]
+    if over:
+        return "own", max(over)[1]
+    sized = [(started, index) for index, (size, started) in enumerate(renderers) if size > smallest]
+    if sized:
+        return "shared", max(sized)[1]
+    return None

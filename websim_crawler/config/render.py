@@ -100,6 +100,24 @@ class RenderParams:
         minimum=128,
         maximum=1_000_000,
     )
+    max_page_memory_mb: int = setting(
+        768,
+        "WEBSIM_RENDER_MAX_PAGE_MEMORY",
+        "MiB one page's renderer may use (its own bound): a renderer over it when Chromium is "
+        "over WEBSIM_RENDER_MAX_MEMORY is killed and its page refused as render_memory; under "
+        "it, the page is deferred and tried again with fewer pages beside it (a shared bound); "
+        "at most WEBSIM_RENDER_MAX_MEMORY",
+        minimum=64,
+        maximum=1_000_000,
+    )
+    pressure_retries: int = setting(
+        2,
+        "WEBSIM_RENDER_PRESSURE_RETRIES",
+        "times a page killed for the browser's shared memory cap is tried again with fewer "
+        "pages open beside it; then once more alone, and refused only if it fails alone",
+        minimum=0,
+        maximum=20,
+    )
     restart_every: int = setting(
         500,
         "WEBSIM_RENDER_RESTART_EVERY",

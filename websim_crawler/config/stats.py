@@ -182,9 +182,25 @@ STATS: tuple[StatDoc, ...] = (
             "websim/render/too_large/<bound>",
         ),
         (
-            "pages not stored: navigated off the crawl's sites, killed by the watchdog, crashed, "
+            "pages not stored: navigated off the crawl's sites, killed by the watchdog for their "
+            "own memory (over `WEBSIM_RENDER_MAX_PAGE_MEMORY`, or when rendered alone), crashed, "
             "too large (the bound: `response`, one response past `DOWNLOAD_MAXSIZE`; `page`, the "
             "page's total past `WEBSIM_RENDER_MAX_PAGE_BYTES`)"
+        ),
+    ),
+    StatDoc(
+        "crawling",
+        (
+            "websim/render/memory_kills/<kind>",
+            "websim/render/deferred",
+            "websim/render/retried",
+            "websim/render/retried_alone",
+        ),
+        (
+            "renderers the watchdog killed, by whose fault: `own` (a page over its own memory), "
+            "`shared` (the youngest page, when ordinary pages together passed the browser's cap); "
+            "pages so deferred, and tried again with fewer pages open or, after "
+            "`WEBSIM_RENDER_PRESSURE_RETRIES`, alone"
         ),
     ),
     StatDoc(

@@ -513,9 +513,19 @@ class FakePage:
 
     def __init__(self, closed: bool = False) -> None:
         self.closed = closed
+        self.on_close: list[Any] = []
 
     def is_closed(self) -> bool:
         return self.closed
+
+    def once(self, event: str, handler: Any) -> None:
+        assert event == "close"
+        self.on_close.append(handler)
+
+    def close(self) -> None:
+        self.closed = True
+        for handler in self.on_close:
+            handler(self)
 
 
 def test_browser_restarts_every_n_pages_once_the_open_ones_have_closed() -> None:
@@ -543,7 +553,7 @@ def test_browser_restarts_every_n_pages_once_the_open_ones_have_closed() -> None
         await asyncio.sleep(0.3)
         events.append("closing")  # the third page waits for the open ones to close
         for page in pages:
-            page.closed = True
+            page.close()
         await third
         await rendering.close()
         return pages
