@@ -11,10 +11,10 @@ from websim_crawler.core.crawling import (
     CrawlDiagnosis,
     ResultListMemory,
     SearchTarget,
-    extends_shape,
     find_records,
     find_search_form,
     says_no_results,
+    shapes_nest,
     shows_result_list,
 )
 from websim_crawler.core.html import parse_html
@@ -206,11 +206,31 @@ def test_a_record_whose_id_holds_a_slash_stays_in_its_list() -> None:
     assert found.links == tuple(
         WIKI + f"/wiki/{name}" for name in ("Alpha", "Beta/Notes", "Gamma", "Delta%2FEpsilon")
     )
-    assert extends_shape(WIKI + "/wiki/Beta/Notes", "/wiki/*")
-    assert extends_shape(WIKI + "/item/7/photos/2", "/item/0/*")
-    assert not extends_shape(WIKI + "/help/Beta/Notes", "/wiki/*")
-    assert not extends_shape(WIKI + "/wiki/Beta/Notes?x=1", "/wiki/*")
-    assert not extends_shape(WIKI + "/wiki", "/wiki/*")
+    assert shapes_nest("/wiki/Beta/*", "/wiki/*") and shapes_nest("/wiki/*", "/wiki/Beta/*")
+    assert shapes_nest("/item/0/photos/*", "/item/0/*")
+    assert not shapes_nest("/help/Beta/*", "/wiki/*")
+    assert not shapes_nest("/wiki/Beta/*?x", "/wiki/*")
+    assert not shapes_nest("/wiki", "/wiki/*")
+    # The many with a segment more, the few without: the few stay in the list too.
+    items = "".join(
+        f'<li><a href="/item/{name}">{name}</a> words about the record {name}</li>'
+        for name in ("doc-1/notes", "doc-2", "doc-3/notes", "doc-4/notes", "doc-5")
+    )
+    found = find_records(page(f"<main><ul>{items}</ul></main>"), WIKI + "/search?q=a")
+    assert len(found.links) == 5
+
+
+def test_sibling_lists_under_their_headings_are_both_taken_whatever_their_links() -> None:
+    titles = "".join(f'<li><a href="/item/{n}">Title {n}</a> words {n}</li>' for n in (1, 2, 3))
+    texts = "".join(
+        f'<li><a href="/index.php?id={n}">Text {n}</a> more words {n}</li>' for n in (4, 5)
+    )
+    root = page(
+        f"<main><h2>Title matches</h2><ul>{titles}</ul><h2>Text matches</h2><ul>{texts}</ul></main>"
+    )
+    search = SearchTarget.of_form(WIKI + "/index.php", "q")
+    found = find_records(root, WIKI + "/index.php?q=word", search=search, query="word")
+    assert len(found.regions) == 2 and len(found.links) == 5
 
 
 def test_empty_result_pages_are_counted_apart_from_pages_whose_records_were_missed() -> None:

@@ -17,7 +17,7 @@ from .records import (
     site_template_links,
 )
 from .regions import DataRegion, find_data_regions
-from .shapes import extends_shape, url_shape
+from .shapes import shapes_nest, url_shape
 
 __all__ = [
     "CrawlDiagnosis",
@@ -29,7 +29,6 @@ __all__ = [
     "SearchForm",
     "SearchTarget",
     "advance_page_parameter",
-    "extends_shape",
     "find_data_regions",
     "find_records",
     "find_search_form",
@@ -38,6 +37,7 @@ __all__ = [
     "rank_search_forms",
     "record_links",
     "says_no_results",
+    "shapes_nest",
     "shows_result_list",
     "site_template_links",
     "url_shape",

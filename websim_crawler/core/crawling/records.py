@@ -18,7 +18,7 @@ from websim_crawler.core.crawling.link_roles import (
 from websim_crawler.core.crawling.memory import ResultListMemory
 from websim_crawler.core.crawling.no_results import says_no_results
 from websim_crawler.core.crawling.regions import DataRegion, find_data_regions
-from websim_crawler.core.crawling.shapes import url_shape
+from websim_crawler.core.crawling.shapes import shapes_nest, url_shape
 from websim_crawler.core.html import document_base_url
 from websim_crawler.core.urls import absolute_url, looks_like_page, same_host_port
 
@@ -141,24 +141,32 @@ def find_records(
 
 def _result_lists(regions: list[DataRegion], known_locations: frozenset[str]) -> list[DataRegion]:
     """Return the result lists among a page's data regions (heaviest first): the heaviest, and
-    each other region with links of its kind or at a place known for result lists that adds
-    links of its own."""
+    each other region with links of its kind, at the same place (sibling lists under their
+    headings: the same tag path) or at a place known for result lists, that adds links of its
+    own."""
     heaviest = regions[0]
     lists = [heaviest]
     listed = set(heaviest.links)
     for region in regions[1:]:
         if listed.issuperset(region.links):
             continue  # the same links seen from another level of the page (a list's table)
-        if _same_kind(region.shape, heaviest.shape) or region.location in known_locations:
+        if (
+            _same_kind(region.shape, heaviest.shape)
+            or region.location == heaviest.location
+            or region.location in known_locations
+        ):
             lists.append(region)
             listed.update(region.links)
     return lists
 
 
 def _same_kind(shape: str, other: str) -> bool:
-    """Tell whether two link patterns are of one kind of record: the same path pattern, and the
-    query keys of one among the other's (``/doku.php?id`` and ``/doku.php?id&s[]``, a record
-    and the same record with its words highlighted)."""
+    """Tell whether two link patterns are of one kind of record: patterns that nest (ids with
+    more segments, ``shapes_nest``), or the same path pattern with the query keys of one among
+    the other's (``/doku.php?id`` and ``/doku.php?id&s[]``, a record and the same record with
+    its words highlighted)."""
+    if shapes_nest(shape, other):
+        return True
     path, _, keys = shape.partition("?")
     other_path, _, other_keys = other.partition("?")
     if path != other_path:

@@ -25,7 +25,7 @@ from websim_crawler.core.crawling.labels import (
     page_label_words,
     pager_label_kind,
 )
-from websim_crawler.core.crawling.shapes import coarse_url_shape, extends_shape, url_shape
+from websim_crawler.core.crawling.shapes import coarse_url_shape, shapes_nest, url_shape
 
 _MIN_MIXED_ITEMS = 4  # a list of results under several URL patterns has at least this many
 _MAX_ITEM_DEPTH = 12  # how far above a link its item may be (a card's link sits a few levels in)
@@ -166,15 +166,16 @@ def _common_shape(
 def _with_longer_ids(
     item_links: list[list[str]], shape: str, items: int, urls: tuple[str, ...]
 ) -> tuple[str, int, tuple[str, ...]]:
-    """Add to a region the items whose record's id holds one more path segment than its
-    siblings' (a title with "/" in it: ``/wiki/A/B`` among ``/wiki/*``): an item without a link
-    of ``shape`` whose link agrees with it on every fixed segment and on the query keys."""
+    """Add to a region the items whose record's id holds more or fewer path segments than its
+    siblings' (a title with "/" in it: ``/wiki/A/B`` among ``/wiki/*``, or the few without
+    among many with): an item without a link of ``shape`` whose link's pattern nests with it
+    (``shapes_nest``: the same fixed segments and query keys)."""
     chosen = set(urls)
     ordered: dict[str, None] = {}
     for links in item_links:
         own = [url for url in links if url in chosen]
         if not own:
-            own = [url for url in links if extends_shape(url, shape)][:1]
+            own = [url for url in links if shapes_nest(url_shape(url), shape)][:1]
             items += bool(own)
         ordered.update(dict.fromkeys(own))
     return shape, items, tuple(ordered)

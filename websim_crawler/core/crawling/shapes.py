@@ -30,20 +30,23 @@ def coarse_url_shape(url: str) -> str:
     return "/".join(segments) + ("?" + "&".join(keys) if keys else "")
 
 
-def extends_shape(url: str, shape: str) -> bool:
-    """Tell whether a URL is of a pattern with more path segments: the same query keys, and the
-    pattern's fixed segments (those before its first open one, ``*`` or ``0``) leading its path.
+def shapes_nest(shape: str, other: str) -> bool:
+    """Tell whether two URL patterns are one list's, ids of one holding more path segments: the
+    same query keys, and the shorter pattern's fixed segments (those before its first open
+    one, ``*`` or ``0``) leading the longer one's path.
 
-    ``/wiki/Page/Sub`` extends ``/wiki/*``; ``/item/7/photos/2`` extends ``/item/0/*``.
+    ``/wiki/Page/*`` and ``/wiki/*`` nest (a title with "/" among titles without); so do
+    ``/item/0/photos/*`` and ``/item/0/*``; ``/help/*`` and ``/wiki/*`` do not.
     """
     path, _, keys = shape.partition("?")
-    own_path, _, own_keys = url_shape(url).partition("?")
-    if keys != own_keys:
+    other_path, _, other_keys = other.partition("?")
+    if keys != other_keys:
         return False
-    segments, own_segments = path.split("/"), own_path.split("/")
-    if len(own_segments) <= len(segments):
-        return False
-    fixed = 0
-    while fixed < len(segments) - 1 and segments[fixed] not in ("*", "0"):
-        fixed += 1
-    return own_segments[:fixed] == segments[:fixed]
+    short, long = sorted((path.split("/"), other_path.split("/")), key=len)
+    if len(long) == len(short):
+        return short == long
+    open_segments = [number for number, segment in enumerate(short) if segment in ("*", "0")]
+    if not open_segments:
+        return False  # the shorter is one page (``/wiki``), not a pattern of ids
+    fixed = open_segments[0]
+    return long[:fixed] == short[:fixed]
