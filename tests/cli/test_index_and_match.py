@@ -125,3 +125,26 @@ def test_add_without_an_index_and_no_page_at_all_are_errors(tmp_path: Path) -> N
     finished = websim("index", "empty.html", "-o", "refs.idx", cwd=tmp_path)
     assert finished.returncode == 2 and "nothing written" in finished.stderr
     assert not (tmp_path / "refs.idx").exists()
+
+
+def test_a_screenshot_beside_a_page_is_indexed_and_an_oversized_page_is_left_out(
+    tmp_path: Path,
+) -> None:
+    from PIL import Image
+
+    from websim_crawler.core.reference_index import ReferenceIndex
+
+    folder = tmp_path / "protected"
+    folder.mkdir()
+    (folder / "help.html").write_bytes((SITE / "help.html").read_bytes())
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(folder / "help.png")
+    (folder / "big.html").write_bytes(b"<html><body>" + b"<p>x</p>" * 40_000 + b"</body></html>")
+    finished = websim(
+        "index", "protected", "-o", "refs.idx", "-s", "WEBSIM_MAX_PAGE_BYTES=100000", cwd=tmp_path
+    )
+    assert finished.returncode == 1
+    assert "1 page(s) added, 1 skipped" in finished.stderr
+    assert "unreadable_too_large" in finished.stderr
+    index = ReferenceIndex.load(tmp_path / "refs.idx")
+    assert index.urls == [(folder / "help.html").resolve().as_uri()]
+    assert index.reference(0).signature is not None

@@ -67,7 +67,7 @@ def test_the_candidate_step_keeps_the_exhaustive_best(
     real_pages: list[tuple[str, bytes]], real_index: ReferenceIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A shortlist of 4 of 40 references: the candidate step, not the whole index, is tested.
-    monkeypatch.setattr(real_index, "match", MatchParams(neighbours=8, candidates=4))
+    monkeypatch.setattr(real_index, "match", MatchParams(candidates=4))
     narrow = real_index
     kept = 0
     for seed, (url, html) in enumerate(real_pages[:REAL_PAGES]):

@@ -7,12 +7,12 @@ vector, links and colour signature, as ``core.similarity.portable`` writes them,
 three stage sketches (``sketch``). A query takes candidates in two cheap steps, then decides by the
 exact stages:
 
-1. per stage the question weighs, the ``WEBSIM_MATCH_NEIGHBOURS`` nearest references by sketch
+1. per stage the question weighs, the 64 (``NEIGHBOURS``) nearest references by sketch
    cosine, from a hierarchical navigable small-world graph (Malkov and Yashunin, "Efficient and
    robust approximate nearest neighbor search using HNSW graphs", 2018; faiss's
    ``IndexHNSWFlat``), so the search grows with the logarithm of the references, not with them;
-2. of their union, the ``WEBSIM_MATCH_CANDIDATES`` best by the question's weighted mean of the
-   sketch cosines;
+2. of their union, ranked by the question's weighted mean of the sketch cosines, the ``top``
+   best and those within ``WEBSIM_MATCH_MARGIN`` of the best, ``WEBSIM_MATCH_CANDIDATES`` at most;
 3. those compared with the page by ``compare_pages`` (the four stages, the question's weights and
    threshold, as ``websim compare`` judges), best combined score first.
 
@@ -80,7 +80,9 @@ _DOCUMENT_PARTS = {
 # A stored reference decompresses to at most this many bytes (a damaged or hostile file).
 MAX_REFERENCE_BYTES = 256_000_000
 # References kept decoded between queries (the protected pages a crawl meets again).
-CACHED_REFERENCES = 256
+CACHED_REFERENCES = 64
+# Candidates per stage taken from its HNSW graph (the union is ranked by the sketches).
+NEIGHBOURS = 64
 # HNSW graph: links per node, and the breadth of the search while building.
 HNSW_LINKS = 32
 HNSW_BUILD_BREADTH = 80
@@ -130,6 +132,9 @@ class _StageGraph:
     def __init__(self, faiss_index: Any = None) -> None:
         import faiss
 
+        # One query is one small search: OpenMP threads only wait for each other on a busy
+        # machine (tens of milliseconds), and the crawl's workers have the other cores.
+        faiss.omp_set_num_threads(1)
         self.faiss = faiss
         if faiss_index is None:
             graph = faiss.IndexHNSWFlat(DIMENSIONS, HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
@@ -321,8 +326,12 @@ class ReferenceIndex:
             params = dataclasses.replace(params, question=question)
         return ask(params, COMPARE_QUESTION)
 
-    def candidates(self, page: PageFeatures, params: SimilarityParams) -> list[int]:
-        """Return the references the exact stages compare the page with (best sketch first)."""
+    def candidates(
+        self, page: PageFeatures, params: SimilarityParams, top: int | None = None
+    ) -> list[int]:
+        """Return the references the exact stages compare the page with (best sketch first):
+        the ``top`` best by their sketches' score and those within ``WEBSIM_MATCH_MARGIN`` of
+        the best, ``WEBSIM_MATCH_CANDIDATES`` at most."""
         self._flush()
         if not len(self):
             return []
@@ -331,7 +340,7 @@ class ReferenceIndex:
         found: set[int] = set()
         for position, stage in enumerate(SKETCHED_STAGES):
             if weights[position] > 0 and query[position].any():
-                found.update(self._graphs[stage].nearest(query[position], self.match.neighbours))
+                found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS))
         if not found:
             return []
         ids = np.fromiter(found, dtype=np.int64, count=len(found))
@@ -344,7 +353,9 @@ class ReferenceIndex:
             (weighted * cosines).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
         )
         order = np.lexsort((ids, -scores))[: self.match.candidates]
-        return [int(number) for number in ids[order]]
+        close = scores[order] >= scores[order[0]] - self.match.margin
+        close[: top or self.match.top] = True
+        return [int(number) for number in ids[order[close]]]
 
     @staticmethod
     def _sketch_weights(params: SimilarityParams) -> NDArray[np.float64]:
@@ -358,7 +369,7 @@ class ReferenceIndex:
     ) -> list[Match]:
         """Return the page's best references for the question, best combined score first."""
         params = self.asked(question)
-        return self.compare(page, self.candidates(page, params), params, top)
+        return self.compare(page, self.candidates(page, params, top), params, top)
 
     def exhaustive(
         self, page: PageFeatures, question: str | None = None, top: int | None = None

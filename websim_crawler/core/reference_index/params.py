@@ -18,19 +18,11 @@ class MatchParams:
         "against (unset: stage disabled)",
     )
     top: int = setting(
-        3,
+        1,
         "WEBSIM_MATCH_TOP",
         "best matching references reported per page",
         minimum=1,
         maximum=1000,
-    )
-    neighbours: int = setting(
-        64,
-        "WEBSIM_MATCH_NEIGHBOURS",
-        "candidates per stage taken from the approximate nearest-neighbour search of the "
-        "stage sketches",
-        minimum=1,
-        maximum=10_000,
     )
     candidates: int = setting(
         8,
@@ -39,6 +31,15 @@ class MatchParams:
         "stages per page",
         minimum=1,
         maximum=10_000,
+    )
+
+    margin: float = setting(
+        0.15,
+        "WEBSIM_MATCH_MARGIN",
+        "beyond the best candidate and the --top ones, only candidates whose sketch score is "
+        "within this of the best are compared by the exact stages",
+        minimum=0.0,
+        maximum=1.0,
     )
 
     def __post_init__(self) -> None:
