@@ -466,6 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--recall-queries", type=int, default=20, help="queries per set compared exhaustively"
     )
+    parser.add_argument(
+        "--scale-recall-queries",
+        type=int,
+        default=5,
+        help="queries per index size compared with every reference (10,000 comparisons each)",
+    )
     parser.add_argument("--others", type=int, default=150, help="pages of other sites")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--skip-sets", action="store_true", help="only the scale table")
@@ -481,7 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.skip_sets:
         labelled_sets(datasets, args.cache_dir, args.others, args.recall_queries)
     sizes = [int(size) for size in args.sizes.split(",") if size]
-    scale(datasets, args.cache_dir, sizes, args.queries, args.recall_queries, args.seed)
+    scale(datasets, args.cache_dir, sizes, args.queries, args.scale_recall_queries, args.seed)
     return 0
 
 
