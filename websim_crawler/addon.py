@@ -35,6 +35,12 @@ OPTIONAL_COMPONENTS = {
         "websim_crawler.pipelines.similarity.SimilarityPipeline",
         810,
     ),
+    # Matched as each page comes (not at the end), after the analysis whose keywords it reuses.
+    "WEBSIM_MATCH_INDEX": (
+        "ITEM_PIPELINES",
+        "websim_crawler.pipelines.matching.MatchPipeline",
+        310,
+    ),
     "WEBSIM_NEARDUP_OUTPUT": (
         "ITEM_PIPELINES",
         "websim_crawler.pipelines.neardup.NearDuplicatePipeline",

@@ -25,3 +25,5 @@ class PageItem(scrapy.Item):
     keywords = scrapy.Field()
     keyword_stems = scrapy.Field()
     chunks = scrapy.Field()
+    # Added by MatchPipeline: the best references of WEBSIM_MATCH_INDEX.
+    reference_matches = scrapy.Field()

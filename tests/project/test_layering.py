@@ -80,6 +80,7 @@ CORE_ROOMS = (
     "clustering",
     "similarity",
     "neardup",
+    "reference_index",  # one page against known ones: the similarity stages' features
     "stages",
 )
 

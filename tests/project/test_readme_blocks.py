@@ -57,6 +57,7 @@ BLOCKS = {
     '"websim_crawler.pipelines.similarity': "python",
     '{\n  "params"': "json",
     "websim compare A B": "run",
+    "websim index protected/": "run",
     "websim neardup pages.jsonl -o neardup.json                 # exact": "run",
     '{"pairs"': "json",
     "# 1. a Redis reachable by every machine": (
@@ -331,6 +332,25 @@ def test_the_compare_block_runs(
         assert "Traceback" not in finished.stderr
     assert json.loads((tmp_path / "pairs.json").read_text())["pages"] > 40
     assert (tmp_path / "report.jsonl").read_text().strip()
+
+
+def test_the_reference_index_block_runs(sites: dict[str, str], tmp_path: Path) -> None:
+    lines = commands(block("websim index protected/"))
+    assert [line.split()[:2] for line in lines] == [["websim", "index"], ["websim", "match"]]
+    (tmp_path / "protected").mkdir()
+    for number in (2, 3, 4):
+        page = urllib_get(f"{sites['demo']}record/{number}")
+        (tmp_path / "protected" / f"record-{number}.html").write_bytes(page)
+    (tmp_path / "suspicious.html").write_bytes(urllib_get(f"{sites['demo']}record/3"))
+    for command in lines:
+        check_flags_in_help(command, tmp_path)
+        runnable = required_part(command).replace("https://bank.example/login", sites["record_a"])
+        finished = run(runnable, tmp_path)
+        assert finished.returncode == 0, (runnable, finished.stderr[-2000:])  # 0: similar found
+        assert "Traceback" not in finished.stderr
+    matched = json.loads(finished.stdout.splitlines()[0])
+    assert matched["matches"][0]["url"].endswith("protected/record-3.html")
+    assert matched["matches"][0]["verdict"] == "similar"
 
 
 def test_the_neardup_block_runs(demo_run: tuple[Path, str], tmp_path: Path) -> None:

@@ -394,6 +394,20 @@ STATS: tuple[StatDoc, ...] = (
         "the `compare` spider's verdict",
     ),
     StatDoc(
+        "similarity",
+        (
+            "websim/match/pages",
+            "websim/match/similar",
+            "websim/match/skipped/<reason>",
+            "websim/match/references",
+        ),
+        (
+            "the `MatchPipeline`: pages matched against the reference index, those with a "
+            "similar reference, left out (`no_html`, a field of the wrong type); references in "
+            "the index"
+        ),
+    ),
+    StatDoc(
         "near-duplicates",
         ("websim/neardup/pages/indexed",),
         "pages whose sentences went into the index",

@@ -29,6 +29,7 @@ from websim_crawler.core.params import (
     setting,
     validate,
 )
+from websim_crawler.core.reference_index.params import MatchParams
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.errors import ConfigError, nearest_hint
 
@@ -93,6 +94,7 @@ class WebsimConfig:
     clustering: ClusteringParams = field(default_factory=ClusteringParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)
+    matching: MatchParams = field(default_factory=MatchParams)
     distributed: DistributedParams = field(default_factory=DistributedParams)
     pool: PoolParams = field(default_factory=PoolParams)
 

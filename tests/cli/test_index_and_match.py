@@ -1,0 +1,150 @@
+"""``websim index`` and ``websim match`` as a user runs them: exit codes like grep's, --add,
+an index of another version refused in one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import orjson
+import pytest
+from support.imitations import imitate
+
+SITE = Path(__file__).resolve().parents[1] / "support" / "site"
+PAGES = ("about.html", "help.html", "index.html", "noform.html", "post.html")
+
+
+def websim(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "websim_crawler", *arguments, "-s", "WEBSIM_ANALYSIS_WORKERS=1"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.fixture
+def references(tmp_path: Path) -> Path:
+    folder = tmp_path / "protected"
+    folder.mkdir()
+    for name in PAGES:
+        (folder / name).write_bytes((SITE / name).read_bytes())
+    finished = websim("index", "protected", "-o", "refs.idx", cwd=tmp_path)
+    assert finished.returncode == 0, finished.stderr
+    assert "5 page(s) added, 0 skipped; 5 references" in finished.stderr
+    return tmp_path
+
+
+def match_lines(stdout: str) -> list[dict[str, object]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+def test_an_imitation_matches_its_reference_and_exits_0(references: Path) -> None:
+    original = (SITE / "help.html").read_bytes()
+    copy = imitate(original, "http://127.0.0.1/help.html", seed=3)
+    (references / "suspicious.html").write_text(copy.html, encoding="utf-8")
+    finished = websim(
+        "match", "suspicious.html", "--index", "refs.idx", "--top", "2", cwd=references
+    )
+    assert finished.returncode == 0, finished.stderr
+    [line] = match_lines(finished.stdout)
+    assert line["question"] == "looks-alike"
+    matches = line["matches"]
+    assert isinstance(matches, list) and len(matches) == 2
+    assert matches[0]["url"].endswith("/protected/help.html")
+    assert matches[0]["verdict"] == "similar"
+    assert matches[0]["score"] >= matches[1]["score"]
+
+
+def test_a_page_like_no_reference_exits_1(references: Path) -> None:
+    (references / "other.html").write_text(
+        "<html><body><table><tr><td>" + "<b>quarterly figures</b>" * 40 + "</td></tr></table>"
+        "</body></html>",
+        encoding="utf-8",
+    )
+    finished = websim(
+        "match", "other.html", "--index", "refs.idx", "-o", "out.jsonl", cwd=references
+    )
+    assert finished.returncode == 1, finished.stderr
+    [line] = match_lines((references / "out.jsonl").read_text())
+    assert all(match["verdict"] != "similar" for match in line["matches"])
+
+
+def test_an_unreadable_page_or_index_exits_2_in_one_line(references: Path) -> None:
+    finished = websim("match", "missing.html", "--index", "refs.idx", cwd=references)
+    assert finished.returncode == 2
+    assert "Traceback" not in finished.stderr
+    finished = websim("match", "protected", "--index", "protected/help.html", cwd=references)
+    assert finished.returncode == 2
+    assert finished.stderr.count("\n") == 1 and "not a websim index" in finished.stderr
+
+
+def test_an_index_of_another_version_is_refused_in_one_line(references: Path) -> None:
+    index = references / "refs.idx"
+    with zipfile.ZipFile(index) as archive:
+        members = [(info, archive.read(info)) for info in archive.infolist()]
+    with zipfile.ZipFile(index, "w") as archive:
+        for info, data in members:
+            if info.filename == "meta.json":
+                data = orjson.dumps({**orjson.loads(data), "format": 2, "websim_version": "2.0"})
+            archive.writestr(info, data)
+    for command in (
+        ("match", "protected", "--index", "refs.idx"),
+        ("index", "x", "-o", "refs.idx", "--add"),
+    ):
+        finished = websim(*command, cwd=references)
+        assert finished.returncode == 2
+        assert finished.stderr.count("\n") == 1, finished.stderr
+        assert "format 2" in finished.stderr and "rebuild it with websim index" in finished.stderr
+
+
+def test_add_grows_the_index_and_counts_what_it_skips(references: Path) -> None:
+    (references / "more").mkdir()
+    (references / "more" / "results.html").write_bytes((SITE / "results.html").read_bytes())
+    (references / "more" / "help.html").write_bytes((SITE / "help.html").read_bytes())
+    (references / "more" / "empty.html").write_bytes(b"")
+    finished = websim("index", "more", "-o", "refs.idx", "--add", cwd=references)
+    assert finished.returncode == 1  # a page was left out
+    assert "2 page(s) added, 1 skipped; 7 references" in finished.stderr
+    assert "problem_html" in finished.stderr
+    finished = websim(
+        "match", "more/results.html", "--index", "refs.idx", "--top", "1", cwd=references
+    )
+    assert finished.returncode == 0
+    assert match_lines(finished.stdout)[0]["matches"][0]["url"].endswith("more/results.html")
+
+
+def test_add_without_an_index_and_no_page_at_all_are_errors(tmp_path: Path) -> None:
+    (tmp_path / "empty.html").write_bytes(b"")
+    finished = websim("index", "empty.html", "-o", "refs.idx", "--add", cwd=tmp_path)
+    assert finished.returncode == 2 and "build it first" in finished.stderr
+    finished = websim("index", "empty.html", "-o", "refs.idx", cwd=tmp_path)
+    assert finished.returncode == 2 and "nothing written" in finished.stderr
+    assert not (tmp_path / "refs.idx").exists()
+
+
+def test_a_screenshot_beside_a_page_is_indexed_and_an_oversized_page_is_left_out(
+    tmp_path: Path,
+) -> None:
+    from PIL import Image
+
+    from websim_crawler.core.reference_index import ReferenceIndex
+
+    folder = tmp_path / "protected"
+    folder.mkdir()
+    (folder / "help.html").write_bytes((SITE / "help.html").read_bytes())
+    Image.new("RGB", (64, 48), (200, 30, 30)).save(folder / "help.png")
+    (folder / "big.html").write_bytes(b"<html><body>" + b"<p>x</p>" * 40_000 + b"</body></html>")
+    finished = websim(
+        "index", "protected", "-o", "refs.idx", "-s", "WEBSIM_MAX_PAGE_BYTES=100000", cwd=tmp_path
+    )
+    assert finished.returncode == 1
+    assert "1 page(s) added, 1 skipped" in finished.stderr
+    assert "unreadable_too_large" in finished.stderr
+    index = ReferenceIndex.load(tmp_path / "refs.idx")
+    assert index.urls == [(folder / "help.html").resolve().as_uri()]
+    assert index.reference(0).signature is not None

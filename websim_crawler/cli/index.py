@@ -1,0 +1,85 @@
+"""``websim index PAGES... -o INDEX``: build a reference index of known pages for ``websim match``.
+
+Each page (saved files with a screenshot PNG beside them, folders, http(s) URLs, crawl feeds;
+``--render`` renders and screenshots them) is analysed in the worker pool with a page's budget,
+and its features for the four stages are kept in the index with its stage sketches. ``--add``
+adds the pages to an existing index. A page whose features cannot be built completely is left
+out and counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from websim_crawler.cli._page_records import add_page_sources, take_pages
+from websim_crawler.cli._settings import (
+    add_progress_option,
+    add_setting_flags,
+    add_settings_option,
+    command_config,
+)
+from websim_crawler.core.io import check_output_path
+from websim_crawler.core.reference_index import ReferenceIndex
+from websim_crawler.errors import ConfigError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``index`` subcommand."""
+    parser = subparsers.add_parser(
+        "index",
+        help="build a reference index of known pages for websim match",
+        description="Build (or with --add, extend) a reference index of pages for websim match.",
+    )
+    add_page_sources(parser)
+    parser.add_argument("-o", "--output", required=True, metavar="INDEX", help="index file")
+    parser.add_argument(
+        "--add", action="store_true", help="add the pages to the existing index INDEX"
+    )
+    add_setting_flags(parser, "index")
+    add_settings_option(parser, "WEBSIM_SIMILARITY_VISUAL_WIDTH=16")
+    add_progress_option(parser)
+    parser.set_defaults(func=run)
+
+
+class _Taken:
+    """The stage ``take_pages`` feeds: every prepared record into the index."""
+
+    def __init__(self, index: ReferenceIndex) -> None:
+        self.index = index
+
+    def add(self, record: Any) -> str | None:
+        return self.index.add_record(record)
+
+    def skip(self, reason: str) -> None:
+        self.index.skip(reason)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Build or extend the index; exit 0, or 1 when some page was left out."""
+    config = command_config(args, "index")
+    if args.add:
+        if not Path(args.output).is_file():
+            raise ConfigError(f"--add: no index at {args.output}: build it first without --add")
+        index = ReferenceIndex.load(args.output, config.similarity, config.matching)
+    else:
+        check_output_path(args.output)
+        index = ReferenceIndex(config.similarity, config.matching)
+    before, skipped_before = len(index), sum(index.skipped.values())
+    problems = take_pages(_Taken(index), args, config)
+    for problem in problems:
+        print(f"websim index: {problem}", file=sys.stderr)
+    if not len(index):
+        raise ConfigError("no page could be indexed: nothing written")
+    index.save(args.output)
+    added = len(index) - before
+    skipped = sum(index.skipped.values()) - skipped_before
+    reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(index.skipped.items()))
+    print(
+        f"websim index: {added} page(s) added, {skipped} skipped; {len(index)} references in "
+        f"{args.output}" + (f" (skipped in all: {reasons})" if reasons else ""),
+        file=sys.stderr,
+    )
+    return 1 if skipped or problems else 0

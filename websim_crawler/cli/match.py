@@ -1,0 +1,104 @@
+"""``websim match PAGES... --index INDEX``: which known pages does each page look like?
+
+Prints one JSON object per page and line, ``{"url": ..., "question": ..., "matches": [...]}``,
+its best references first (``--top``), each with its combined score, verdict and the stages that
+decided it, for the question asked (``--question``; default looks-alike, as ``websim compare``).
+Exit code 0 when some page has a similar reference, 1 when none does (like grep), 2 on errors
+(a page that cannot be read or analysed is one).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import orjson
+
+from websim_crawler.cli._page_records import add_page_sources, take_pages
+from websim_crawler.cli._settings import (
+    add_progress_option,
+    add_setting_flags,
+    add_settings_option,
+    command_config,
+)
+from websim_crawler.core.io import atomic_write_text, check_output_path
+from websim_crawler.core.reference_index import ReferenceIndex
+from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
+from websim_crawler.core.similarity.portable import features_from_dict
+from websim_crawler.errors import ConfigError, InputFormatError
+
+
+def register(subparsers: Any) -> None:
+    """Add the ``match`` subcommand."""
+    parser = subparsers.add_parser(
+        "match",
+        help="match pages against a reference index: their most similar known pages",
+        description="Print each page's most similar references of an index as JSON Lines. "
+        "Exit code 0 when some page has a similar reference, 1 when none, 2 on errors.",
+    )
+    add_page_sources(parser)
+    parser.add_argument("-o", "--output", help="write the JSON Lines here (default: stdout)")
+    add_setting_flags(parser, "match")
+    add_settings_option(parser, "WEBSIM_MATCH_CANDIDATES=16")
+    add_progress_option(parser)
+    parser.set_defaults(func=run)
+
+
+class _Matcher:
+    """The stage ``take_pages`` feeds: each prepared page queried, its line kept."""
+
+    def __init__(self, index: ReferenceIndex) -> None:
+        self.index = index
+        self.lines: list[str] = []
+        self.errors: list[str] = []
+        self.similar = 0
+
+    def add(self, record: Any) -> str | None:
+        reason = record.get(SIMILARITY_SKIP)
+        ready = record.get(SIMILARITY_FEATURES)
+        if isinstance(reason, str) or ready is None:
+            self.errors.append(f"{record.get('url')}: {reason or 'no features'}")
+            return str(reason)
+        try:
+            page = features_from_dict(ready)
+        except InputFormatError as exc:
+            self.errors.append(f"{record.get('url')}: {exc}")
+            return "bad_features"
+        matches = self.index.query(page)
+        self.similar += any(match.verdict == "similar" for match in matches)
+        line: dict[str, Any] = {
+            "url": page.url,
+            "question": self.index.asked(None).question,
+            "matches": [match.to_dict() for match in matches],
+        }
+        if page.problems:
+            line["problems"] = page.problems
+        self.lines.append(orjson.dumps(line).decode())
+        return None
+
+    def skip(self, reason: str) -> None:
+        if not reason.startswith("unreadable_"):  # an unreadable page is in the problems
+            self.errors.append(f"a page could not be analysed: {reason}")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Match every page; exit 0 when one has a similar reference, 1 when none, 2 on errors."""
+    config = command_config(args, "match")
+    if not config.matching.index:
+        raise ConfigError("give the index: --index INDEX (or -s WEBSIM_MATCH_INDEX=INDEX)")
+    if args.output:
+        check_output_path(args.output)
+    index = ReferenceIndex.load(config.matching.index, config.similarity, config.matching)
+    matcher = _Matcher(index)
+    problems = take_pages(matcher, args, config) + matcher.errors
+    text = "".join(line + "\n" for line in matcher.lines)
+    if args.output:
+        atomic_write_text(args.output, text)
+    else:
+        sys.stdout.write(text)
+    for problem in problems:
+        print(f"websim match: {problem}", file=sys.stderr)
+    if problems:
+        return 2
+    return 0 if matcher.similar else 1

@@ -1,0 +1,6 @@
+"""Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
+
+from .index import INDEX_FORMAT, Match, ReferenceIndex
+from .params import MatchParams
+
+__all__ = ["INDEX_FORMAT", "Match", "MatchParams", "ReferenceIndex"]

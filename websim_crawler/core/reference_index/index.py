@@ -1,0 +1,492 @@
+"""A reference index: which of many known pages does this page look like, in sub-linear time?
+
+Phishing detectors that compare a page with a list of protected pages (Phishpedia, VisualPhishNet)
+and archive look-ups (which capture is this?) ask one page against thousands. ``ReferenceIndex``
+keeps each reference's features for all four stages compactly (its layout vertex tree, keyword
+vector, links and colour signature, as ``core.similarity.portable`` writes them, compressed) and
+three stage sketches (``sketch``). A query takes candidates in two cheap steps, then decides by the
+exact stages:
+
+1. per stage the question weighs, the 64 (``NEIGHBOURS``) nearest references by sketch
+   cosine, from a hierarchical navigable small-world graph (Malkov and Yashunin, "Efficient and
+   robust approximate nearest neighbor search using HNSW graphs", 2018; faiss's
+   ``IndexHNSWFlat``), so the search grows with the logarithm of the references, not with them;
+2. of their union, ranked by the question's weighted mean of the sketch cosines, the ``top``
+   best and those within ``WEBSIM_MATCH_MARGIN`` of the best, ``WEBSIM_MATCH_CANDIDATES`` at most;
+3. those compared with the page by ``compare_pages`` (the four stages, the question's weights and
+   threshold, as ``websim compare`` judges), best combined score first.
+
+A reference whose features could not be built completely (its HTML or screenshot unreadable, its
+analysis over budget) is skipped and counted by reason, never kept half-built.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import zlib
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+from numpy.typing import NDArray
+
+from websim_crawler.core.reference_index.params import MatchParams
+from websim_crawler.core.reference_index.sketch import DIMENSIONS, SKETCHED_STAGES, stage_sketches
+from websim_crawler.core.reference_index.store import open_index_file, write_index_file
+from websim_crawler.core.similarity.comparison import ComparisonReport, PageFeatures, compare_pages
+from websim_crawler.core.similarity.params import (
+    SIMILARITY_FEATURES,
+    SIMILARITY_SKIP,
+    STAGES,
+    SimilarityParams,
+)
+from websim_crawler.core.similarity.portable import features_from_dict, features_to_dict
+from websim_crawler.core.similarity.questions import COMPARE_QUESTION, ask
+from websim_crawler.errors import ConfigError, InputFormatError
+
+logger = logging.getLogger(__name__)
+
+
+def _package_version() -> str:
+    try:
+        return metadata.version("websim-crawler")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
+__version__ = _package_version()
+# The index file's layout; a file of another format is refused (rebuild it with websim index).
+INDEX_FORMAT = 1
+# Settings the stored features depend on: a query built with other values would be compared
+# unlike with like, so an index built with other values is refused.
+FEATURE_SETTINGS = {
+    "layout_measure": "WEBSIM_SIMILARITY_LAYOUT_MEASURE",
+    "visual_width": "WEBSIM_SIMILARITY_VISUAL_WIDTH",
+    "visual_height": "WEBSIM_SIMILARITY_VISUAL_HEIGHT",
+    "degrading_factor": "WEBSIM_SIMILARITY_DEGRADING_FACTOR",
+    "signature_colours": "WEBSIM_SIMILARITY_SIGNATURE_COLOURS",
+}
+# What each layout measure reads of a page's document; the rest is left out of the index.
+_DOCUMENT_PARTS = {
+    "template": ("vertices",),
+    "tag": ("vertices",),
+    "indel": ("labels",),
+    "difflib": ("labels",),
+    "pq_gram": ("pq_grams",),
+    "joint": ("labels", "classes"),
+}
+# A stored reference decompresses to at most this many bytes (a damaged or hostile file).
+MAX_REFERENCE_BYTES = 256_000_000
+# References kept decoded between queries (the protected pages a crawl meets again).
+CACHED_REFERENCES = 64
+# Candidates per stage taken from its HNSW graph (the union is ranked by the sketches).
+NEIGHBOURS = 64
+# HNSW graph: links per node, and the breadth of the search while building.
+HNSW_LINKS = 32
+HNSW_BUILD_BREADTH = 80
+
+
+@dataclass(frozen=True)
+class Match:
+    """One reference a page was compared with: its combined score, verdict and stage scores."""
+
+    url: str
+    score: float | None
+    verdict: str
+    decided_by: tuple[str, ...]
+    stages: dict[str, float | None] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return a JSON-safe form."""
+        return {
+            "url": self.url,
+            "score": None if self.score is None else round(self.score, 6),
+            "verdict": self.verdict,
+            "decided_by": list(self.decided_by),
+            "stages": {
+                stage: None if score is None else round(score, 6)
+                for stage, score in self.stages.items()
+            },
+        }
+
+
+def _match_of(report: ComparisonReport, url: str) -> Match:
+    return Match(
+        url,
+        report.combined_score,
+        report.verdict,
+        report.decided_by,
+        {result.stage: result.score for result in report.stages},
+    )
+
+
+def _feature_settings(params: SimilarityParams) -> dict[str, Any]:
+    return {name: getattr(params, attribute) for attribute, name in FEATURE_SETTINGS.items()}
+
+
+class _StageGraph:
+    """The HNSW graph of one stage's sketches, ids being reference numbers."""
+
+    def __init__(self, faiss_index: Any = None) -> None:
+        import faiss
+
+        # One query is one small search: OpenMP threads only wait for each other on a busy
+        # machine (tens of milliseconds), and the crawl's workers have the other cores.
+        faiss.omp_set_num_threads(1)
+        self.faiss = faiss
+        if faiss_index is None:
+            graph = faiss.IndexHNSWFlat(DIMENSIONS, HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
+            graph.hnsw.efConstruction = HNSW_BUILD_BREADTH
+            faiss_index = faiss.IndexIDMap2(graph)
+        self.index = faiss_index
+
+    @property
+    def size(self) -> int:
+        return int(self.index.ntotal)
+
+    def add(self, ids: NDArray[np.int64], vectors: NDArray[np.float32]) -> None:
+        if len(ids):
+            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
+
+    def nearest(self, vector: NDArray[np.float32], count: int) -> NDArray[np.int64]:
+        if not self.size:
+            return np.zeros(0, dtype=np.int64)
+        graph: Any = self.faiss.downcast_index(self.index.index)
+        graph.hnsw.efSearch = max(2 * count, 64)
+        _scores, ids = self.index.search(vector[None, :].astype(np.float32), min(count, self.size))
+        found: NDArray[np.int64] = ids[0]
+        return found[found >= 0]
+
+    def to_bytes(self) -> bytes:
+        return bytes(self.faiss.serialize_index(self.index))
+
+    @classmethod
+    def from_bytes(cls, data: memoryview, expected: int, source: str) -> _StageGraph:
+        import faiss
+
+        try:
+            index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
+        except RuntimeError as exc:
+            raise InputFormatError(f"{source}: not a faiss index: {exc}") from exc
+        if index.d != DIMENSIONS or index.ntotal != expected:
+            raise InputFormatError(
+                f"{source}: {index.ntotal} vectors of {index.d} dimensions, expected {expected} "
+                f"of {DIMENSIONS}"
+            )
+        return cls(index)
+
+
+class ReferenceIndex:
+    """Reference pages' features for the four stages, with stage sketches to find candidates.
+
+    ``add`` a page's ``PageFeatures`` (``core.similarity.comparison.page_features``) or
+    ``add_record`` a prepared record (``core.stages``); ``query`` a page for its best references;
+    ``save`` and ``ReferenceIndex.load`` the index file.
+    """
+
+    def __init__(
+        self, params: SimilarityParams | None = None, match: MatchParams | None = None
+    ) -> None:
+        self.params = params or SimilarityParams()
+        self.match = match or MatchParams()
+        self.urls: list[str] = []
+        self.skipped: dict[str, int] = {}
+        self._url_numbers: dict[str, int] = {}
+        self._sketch_rows: list[NDArray[np.float16]] = []
+        self._sketches: NDArray[np.float16] = np.zeros(
+            (0, len(SKETCHED_STAGES), DIMENSIONS), np.float16
+        )
+        self._records: bytearray | memoryview = bytearray()
+        self._offsets: list[int] = [0]
+        self._graphs = {stage: _StageGraph() for stage in SKETCHED_STAGES}
+        self._pending: list[int] = []
+        self._decoded: OrderedDict[int, PageFeatures] = OrderedDict()
+        self._file: Any = None  # the mapped file the stored records are read from
+
+    def __len__(self) -> int:
+        return len(self.urls)
+
+    # Building
+
+    def skip(self, reason: str) -> None:
+        """Count one reference left out."""
+        self.skipped[reason] = self.skipped.get(reason, 0) + 1
+
+    def add(self, page: PageFeatures) -> str | None:
+        """Add a reference; return why it was skipped (counted), or ``None`` when kept.
+
+        A page without a URL, with a URL already in the index, or whose features have a problem
+        (unreadable HTML or screenshot, failed analysis) is skipped.
+        """
+        reason = self._problem(page)
+        if reason is not None:
+            self.skip(reason)
+            return reason
+        assert page.url is not None
+        record = zlib.compress(orjson.dumps(self._stored_form(page)), 6)
+        if isinstance(self._records, memoryview):  # loaded from a file: copy before growing
+            self._records = bytearray(self._records)
+        self._records += record
+        self._offsets.append(len(self._records))
+        number = len(self.urls)
+        self.urls.append(page.url)
+        self._url_numbers[page.url] = number
+        self._sketch_rows.append(stage_sketches(page).astype(np.float16))
+        self._pending.append(number)
+        return None
+
+    def add_record(self, record: Mapping[str, Any]) -> str | None:
+        """Add a record prepared for the similarity stage (``core.stage_records``): its ready
+        features, or the reason it has none (skipped and counted)."""
+        reason = record.get(SIMILARITY_SKIP)
+        ready = record.get(SIMILARITY_FEATURES)
+        if isinstance(reason, str) or ready is None:
+            reason = str(reason or "no_features")
+            self.skip(reason)
+            return reason
+        try:
+            page = features_from_dict(ready)
+        except InputFormatError:
+            self.skip("bad_features")
+            return "bad_features"
+        return self.add(page)
+
+    def _problem(self, page: PageFeatures) -> str | None:
+        if not page.url:
+            return "no_url"
+        if page.url in self._url_numbers:
+            return "duplicate_url"
+        if page.problems:
+            return f"problem_{page.problems[0].split(':', 1)[0].strip() or 'unknown'}"
+        if page.document is None:
+            return "problem_html"
+        return None
+
+    def _stored_form(self, page: PageFeatures) -> dict[str, Any]:
+        """Return the page's portable features with only the document parts its layout measure
+        reads (the others emptied)."""
+        data = features_to_dict(page)
+        document = data.get("document")
+        if isinstance(document, dict):
+            keep = _DOCUMENT_PARTS.get(self.params.layout_measure, tuple(document))
+            for part, value in document.items():
+                if part not in keep and isinstance(value, list):
+                    document[part] = []
+        return data
+
+    def _flush(self) -> None:
+        """Put the references added since the last query into the sketch matrix and graphs."""
+        if not self._pending:
+            return
+        rows = np.stack(self._sketch_rows)
+        self._sketches = np.concatenate([self._sketches, rows])
+        self._sketch_rows = []
+        ids = np.asarray(self._pending, dtype=np.int64)
+        for position, stage in enumerate(SKETCHED_STAGES):
+            vectors = rows[:, position, :].astype(np.float32)
+            present = np.abs(vectors).sum(axis=1) > 0
+            self._graphs[stage].add(ids[present], vectors[present])
+        self._pending = []
+
+    # Reading references
+
+    def reference(self, number: int) -> PageFeatures:
+        """Return the stored features of one reference (decoded on use, a few kept)."""
+        known = self._decoded.get(number)
+        if known is not None:
+            self._decoded.move_to_end(number)
+            return known
+        start, end = self._offsets[number], self._offsets[number + 1]
+        inflater = zlib.decompressobj()
+        try:
+            text = inflater.decompress(self._records[start:end], MAX_REFERENCE_BYTES)
+        except zlib.error as exc:
+            raise InputFormatError(f"reference {number} is damaged: {exc}") from exc
+        if inflater.unconsumed_tail:
+            raise InputFormatError(f"reference {number} is over {MAX_REFERENCE_BYTES:,} bytes")
+        try:
+            page = features_from_dict(orjson.loads(text))
+        except orjson.JSONDecodeError as exc:
+            raise InputFormatError(f"reference {number} is not JSON: {exc}") from exc
+        if CACHED_REFERENCES:
+            self._decoded[number] = page
+            while len(self._decoded) > CACHED_REFERENCES:
+                self._decoded.popitem(last=False)
+        return page
+
+    # Querying
+
+    def asked(self, question: str | None) -> SimilarityParams:
+        """Return the index's parameters answering ``question`` (``None``: as set; ``auto``:
+        looks-alike, as ``websim compare``)."""
+        params = self.params
+        if question is not None:
+            params = dataclasses.replace(params, question=question)
+        return ask(params, COMPARE_QUESTION)
+
+    def candidates(
+        self, page: PageFeatures, params: SimilarityParams, top: int | None = None
+    ) -> list[int]:
+        """Return the references the exact stages compare the page with (best sketch first):
+        the ``top`` best by their sketches' score and those within ``WEBSIM_MATCH_MARGIN`` of
+        the best, ``WEBSIM_MATCH_CANDIDATES`` at most."""
+        self._flush()
+        if not len(self):
+            return []
+        weights = self._sketch_weights(params)
+        query = stage_sketches(page)
+        found: set[int] = set()
+        for position, stage in enumerate(SKETCHED_STAGES):
+            if weights[position] > 0 and query[position].any():
+                found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS))
+        if not found:
+            return []
+        ids = np.fromiter(found, dtype=np.int64, count=len(found))
+        sketches = self._sketches[ids].astype(np.float32)  # (candidates, stages, dimensions)
+        cosines = np.einsum("csd,sd->cs", sketches, query)
+        present = (np.abs(sketches).sum(axis=2) > 0) & (np.abs(query).sum(axis=1) > 0)
+        weighted = present * weights
+        totals = weighted.sum(axis=1)
+        scores = np.divide(
+            (weighted * cosines).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
+        )
+        order = np.lexsort((ids, -scores))[: self.match.candidates]
+        close = scores[order] >= scores[order[0]] - self.match.margin
+        close[: top or self.match.top] = True
+        return [int(number) for number in ids[order[close]]]
+
+    @staticmethod
+    def _sketch_weights(params: SimilarityParams) -> NDArray[np.float64]:
+        """The question's weights of the sketched stages (equal when it weighs none of them)."""
+        weights = dict(zip(STAGES, params.stage_weights, strict=True))
+        sketched = np.array([weights[stage] for stage in SKETCHED_STAGES], dtype=np.float64)
+        return sketched if sketched.any() else np.ones(len(SKETCHED_STAGES))
+
+    def query(
+        self, page: PageFeatures, question: str | None = None, top: int | None = None
+    ) -> list[Match]:
+        """Return the page's best references for the question, best combined score first."""
+        params = self.asked(question)
+        return self.compare(page, self.candidates(page, params, top), params, top)
+
+    def exhaustive(
+        self, page: PageFeatures, question: str | None = None, top: int | None = None
+    ) -> list[Match]:
+        """Return ``query``'s answer from every reference (no candidate step: for measuring)."""
+        self._flush()
+        return self.compare(page, range(len(self)), self.asked(question), top)
+
+    def compare(
+        self,
+        page: PageFeatures,
+        numbers: Iterable[int],
+        params: SimilarityParams,
+        top: int | None = None,
+    ) -> list[Match]:
+        """Compare the page with the given references by the exact stages; best first."""
+        scored: list[tuple[float, int, Match]] = []
+        for number in numbers:
+            report = compare_pages(page, self.reference(number), params.pairs_mode, params)
+            match = _match_of(report, self.urls[number])
+            scored.append((-(report.combined_score or 0.0), number, match))
+        scored.sort(key=lambda entry: entry[:2])
+        return [match for _score, _number, match in scored[: top or self.match.top]]
+
+    # Files
+
+    def save(self, path: str | Path) -> None:
+        """Write the index file (atomically)."""
+        self._flush()
+        meta = {
+            "format": INDEX_FORMAT,
+            "websim_version": __version__,
+            "references": len(self),
+            "dimensions": DIMENSIONS,
+            "sketched_stages": list(SKETCHED_STAGES),
+            "settings": _feature_settings(self.params),
+            "urls": self.urls,
+            "skipped": self.skipped,
+        }
+        members: dict[str, Any] = {
+            "sketches.npy": self._sketches,
+            "offsets.npy": np.asarray(self._offsets, dtype=np.int64),
+            "references.bin": bytes(self._records),
+        }
+        for stage, graph in self._graphs.items():
+            members[f"ann-{stage}.faiss"] = graph.to_bytes()
+        write_index_file(path, meta, members)
+
+    @classmethod
+    def load(
+        cls,
+        path: str | Path,
+        params: SimilarityParams | None = None,
+        match: MatchParams | None = None,
+    ) -> ReferenceIndex:
+        """Read an index file; ``InputFormatError`` (one line) when it is not one, is damaged,
+        or was written by an incompatible version; ``ConfigError`` when it was built with other
+        feature settings than ``params``."""
+        opened = open_index_file(path)
+        meta = opened.meta
+        found = meta.get("format")
+        if found != INDEX_FORMAT:
+            raise InputFormatError(
+                f"{path} is a websim index of format {found!r} (written by websim "
+                f"{meta.get('websim_version', '?')}); websim {__version__} reads format "
+                f"{INDEX_FORMAT}: rebuild it with websim index"
+            )
+        index = cls(params, match)
+        index._check_settings(meta.get("settings"), path)
+        urls = meta.get("urls")
+        skipped = meta.get("skipped")
+        if not isinstance(urls, list) or not all(isinstance(url, str) for url in urls):
+            raise InputFormatError(f"{path}: the index lists no reference URLs")
+        count = len(urls)
+        sketches = opened.array("sketches.npy")
+        offsets = opened.array("offsets.npy")
+        records = opened.member("references.bin")
+        if (
+            sketches.shape != (count, len(SKETCHED_STAGES), DIMENSIONS)
+            or sketches.dtype != np.float16
+        ):
+            raise InputFormatError(f"{path}: sketches of shape {sketches.shape}, not {count} rows")
+        if (
+            offsets.shape != (count + 1,)
+            or offsets.dtype != np.int64
+            or offsets[0] != 0
+            or offsets[-1] != len(records)
+            or bool((np.diff(offsets) < 0).any())
+        ):
+            raise InputFormatError(f"{path}: the reference offsets do not fit its records")
+        for position, stage in enumerate(SKETCHED_STAGES):
+            expected = int((np.abs(sketches[:, position, :]).sum(axis=1) > 0).sum())
+            index._graphs[stage] = _StageGraph.from_bytes(
+                opened.member(f"ann-{stage}.faiss"), expected, f"{path}: ann-{stage}.faiss"
+            )
+        index.urls = urls
+        index._url_numbers = {url: number for number, url in enumerate(urls)}
+        index.skipped = (
+            {str(k): int(v) for k, v in skipped.items()} if isinstance(skipped, dict) else {}
+        )
+        index._sketches = sketches
+        index._offsets = offsets.tolist()
+        index._records = records
+        index._file = opened
+        return index
+
+    def _check_settings(self, stored: Any, path: str | Path) -> None:
+        if not isinstance(stored, dict):
+            raise InputFormatError(f"{path}: the index records no settings")
+        current = _feature_settings(self.params)
+        for name, value in current.items():
+            if stored.get(name) != value:
+                raise ConfigError(
+                    f"{name}: the index {path} was built with {stored.get(name)!r}, this run "
+                    f"has {value!r}: set it back or rebuild the index"
+                )
