@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := chromium redis-server python3.11-doc
+APT_PACKAGES := chromium redis-server python3.11-doc wget
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 
@@ -25,7 +25,7 @@ $(BASE_STAMP): pyproject.toml | $(BIN)/python
 	touch $(BASE_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[render,distributed,test,bench,gallery]"
+	$(BIN)/python -m pip install --quiet -e ".[render,distributed,warc,test,bench,gallery]"
 	touch $(STAMP) $(BASE_STAMP)
 
 system-packages:

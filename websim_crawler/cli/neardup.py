@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from websim_crawler._imports import local_dask_cluster, require
+from websim_crawler.cli._inputs import InputReader
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -17,7 +18,6 @@ from websim_crawler.cli._settings import (
     report_problems,
     required_output,
 )
-from websim_crawler.cli._sources import FeedReader
 from websim_crawler.cli._stages import take_records
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
@@ -39,7 +39,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "input",
         nargs="+",
-        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+        help="inputs, told by their content: crawl feeds or websim extract output (JSON Lines, "
+        ".gz too), WARC/WACZ archives, HTML files, folders or glob patterns of them, URLs; "
+        "a URL in several counts once",
     )
     add_setting_flags(parser, "neardup")
     add_settings_option(parser, "WEBSIM_NEARDUP_MIN_SENTENCE_CHARS=80")
@@ -52,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "neardup")
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
-    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
+    feeds = InputReader(args.input, config, config.items.html_field)
     over_budget = 0  # pages whose preparation ran past the per-page budget
     if params.engine == "dask":
         report = _run_dask(feeds.paths, params)
@@ -64,10 +66,12 @@ def run(args: argparse.Namespace) -> int:
             reading = progress(feeds, args, desc="pages", unit=" pages")
             over_budget = take_records(finder, reading, config, plan)
             feeds.check_read()
+            feeds.print_summary("neardup")
             if not progress_disabled(args) and sys.stderr.isatty():
                 print("finding pairs ...", file=sys.stderr)
             report = finder.finish()
         report.stats["input_lines_skipped"] = dict(feeds.report.skipped)
+        report.stats["input_records_skipped"] = dict(sorted(feeds.skipped.items()))
     atomic_write_json(output, report.to_dict())
     classes = report.stats["classes"]
     print(
