@@ -313,7 +313,7 @@ class InputReader:
         """Raise ``InputFormatError`` when no source gave a single record."""
         if self.records_read:
             return
-        lines = self.problems()
+        lines = [line for line in (self.summary(), *self.problems()) if line]
         if self.feeds is not None and not self.inputs.of_kind("warc", "wacz", "html", "url"):
             self.feeds.check_read()
         raise InputFormatError(

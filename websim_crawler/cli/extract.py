@@ -92,13 +92,16 @@ def run(args: argparse.Namespace) -> int:
             else:
                 analysed += 1
             output.write(json.dumps({**record, **page.fields}, ensure_ascii=False) + "\n")
-    inputs.print_summary("extract")
     problems = inputs.problems()
-    if not inputs.records_read:
-        print(f"websim extract: no page could be read of {_described(inputs)}", file=sys.stderr)
-        for problem in problems:
-            print(f"websim extract: {problem}", file=sys.stderr)
+    if not inputs.records_read:  # one line: what was read and why nothing was usable
+        told = "; ".join(filter(None, [inputs.summary(), *problems]))
+        print(
+            f"websim extract: no page could be read of {_described(inputs)}"
+            + (f" ({told})" if told else ""),
+            file=sys.stderr,
+        )
         return 2
+    inputs.print_summary("extract")
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))
         problems.append(

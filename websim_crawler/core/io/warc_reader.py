@@ -168,6 +168,12 @@ def _iter_warc(
     try:
         for record in records:
             report.records += 1
+            if isinstance(record, str):  # a type that holds no page
+                if record in _SKIPPED_RECORD_TYPES:
+                    report.skip(record)
+                else:
+                    report.other_records[record] = report.other_records.get(record, 0) + 1
+                continue
             page = _page_of(record, name, report, limit)
             if page is not None:
                 report.pages += 1
@@ -200,14 +206,6 @@ class _Record:
 
 def _page_of(record: _Record, name: str, report: ArchiveReport, limit: int) -> ArchivedPage | None:
     """Return the page a record holds, or ``None`` with the reason counted."""
-    if record.record_type not in _PAGE_RECORD_TYPES:
-        if record.record_type in _SKIPPED_RECORD_TYPES:
-            report.skip(record.record_type)
-        else:
-            report.other_records[record.record_type] = (
-                report.other_records.get(record.record_type, 0) + 1
-            )
-        return None
     status = record.status
     if record.record_type == "response" and status is None:
         report.skip("malformed")  # a response without an HTTP status line
@@ -333,27 +331,33 @@ def _decompress(data: bytes, coding: str, limit: int) -> bytes:
     return bytes(out)
 
 
-def _fastwarc_records(stream: IO[bytes]) -> Iterator[_Record]:
-    from fastwarc.warc import ArchiveIterator
+def _fastwarc_records(stream: IO[bytes]) -> Iterator[_Record | str]:
+    """Yield FastWARC's records; a record of a type that holds no page is only its type name,
+    and only pages have their HTTP headers parsed (a crawl's request records are skipped)."""
+    from fastwarc.warc import ArchiveIterator, WarcRecordType
 
-    for record in ArchiveIterator(stream, parse_http=True, auto_decode="none"):
+    page_types = WarcRecordType.response | WarcRecordType.resource
+    for record in ArchiveIterator(stream, parse_http=False):
+        kind = record.record_type
+        if not kind & page_types:
+            yield str(kind)
+            continue
         headers = record.headers
-        is_http = record.is_http
-        http = record.http_headers if is_http else None
-        status = http.status_code if http is not None else None
-        declared = record.content_length
-        reader = record.reader
+        http = None
+        if record.is_http:
+            record.parse_http()
+            http = record.http_headers
         yield _Record(
-            record_type=str(record.record_type),
+            record_type=str(kind),
             url=headers.get("WARC-Target-URI"),
             warc_date=headers.get("WARC-Date"),
             record_id=record.record_id,
             truncated=headers.get("WARC-Truncated") is not None,
             offset=_constant(record.stream_pos),
-            status=status,
+            status=http.status_code if http is not None else None,
             http_headers=http.get if http is not None else _no_header,
-            read=reader.read,
-            payload_left=declared.__gt__,
+            read=record.reader.read,
+            payload_left=record.content_length.__gt__,
         )
 
 
@@ -370,7 +374,7 @@ def _limit_left(stream: Any) -> Callable[[int], bool]:
     return lambda _taken: bool(stream.limit > 0)
 
 
-def _warcio_records(stream: IO[bytes]) -> Iterator[_Record]:
+def _warcio_records(stream: IO[bytes]) -> Iterator[_Record | str]:
     from warcio.archiveiterator import ArchiveIterator
     from warcio.exceptions import ArchiveLoadFailed
 
@@ -381,14 +385,18 @@ def _warcio_records(stream: IO[bytes]) -> Iterator[_Record]:
         raise ValueError(str(exc).splitlines()[0][:200]) from exc
 
 
-def _warcio_each(records: Any) -> Iterator[_Record]:
+def _warcio_each(records: Any) -> Iterator[_Record | str]:
     for record in records:
+        kind = str(record.rec_type)
+        if kind not in _PAGE_RECORD_TYPES:
+            yield kind
+            continue
         headers = record.rec_headers
         http = record.http_headers
         status_text = http.get_statuscode() if http is not None else None
         raw_stream = record.raw_stream
         yield _Record(
-            record_type=str(record.rec_type),
+            record_type=kind,
             url=headers.get_header("WARC-Target-URI"),
             warc_date=headers.get_header("WARC-Date"),
             record_id=headers.get_header("WARC-Record-ID"),
