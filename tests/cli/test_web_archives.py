@@ -38,7 +38,7 @@ def topic_pages(count: int = 4) -> list[tuple[str, bytes, list[tuple[str, str]],
             body = (
                 f"<html><head><title>{topic} {number}</title></head><body><nav><a href='/'>Home"
                 f"</a></nav><article class='note'><h1>{topic} note {number}</h1><p>"
-                f"{sentence * (8 + number)}</p><p>Note {number} about {topic}.</p></article>"
+                f"{sentence * (8 + number)}</p><p>{_own_sentences(topic, number)}</p></article>"
                 "</body></html>"
             )
             responses.append(
@@ -52,6 +52,15 @@ def topic_pages(count: int = 4) -> list[tuple[str, bytes, list[tuple[str, str]],
         ("http://notes.example/gone", b"<html>", [("Content-Type", "text/html")], "404 Not Found")
     )
     return responses
+
+
+def _own_sentences(topic: str, number: int) -> str:
+    """Sentences only this page says (so that only its copies share them), in its topic's words."""
+    words = TOPICS[topic].rstrip(". ").lower()
+    return " ".join(
+        f"Entry {number * 7 + line} of the {topic} notes: {words}, as seen on day {line + 1}."
+        for line in range(4)
+    )
 
 
 @pytest.fixture
@@ -164,9 +173,18 @@ def test_compare_takes_two_pages_of_an_archive_and_says_why(archive: Path, capsy
 
 def test_cascade_reason_names_the_stages_judged(archive: Path, capsys: Any) -> None:
     urls = ("http://notes.example/volcano/0", "http://notes.example/bread/0")
-    assert main(["compare", "--from", str(archive), *urls, "--mode", "cascade"]) == 1
-    reason = capsys.readouterr().err.strip().splitlines()[-1]
-    assert "dissimilar by the stages (cascade" in reason and " < " in reason
+    code = main(["compare", "--from", str(archive), *urls, "--mode", "cascade"])
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert code == (0 if report["verdict"] == "similar" else 1)
+    reason = captured.err.strip().splitlines()[-1]
+    assert f"question looks-alike: {report['verdict']} by the stages (cascade" in reason
+    for stage in report["stages"]:
+        if stage["stage"] in report["decided_by"]:
+            relation = ">=" if stage["verdict"] == "similar" else "<"
+            assert (
+                f"{stage['stage']} {stage['score']:.3f} {relation} {stage['threshold']:g}" in reason
+            )
 
 
 @pytest.mark.parametrize("command", ["extract", "cluster", "similar", "neardup"])
@@ -276,3 +294,41 @@ def members(path: Path) -> list[list[str]]:
 
 def pair_set(report: dict[str, Any]) -> set[tuple[str, ...]]:
     return {tuple(sorted((pair["url_1"], pair["url_2"]))) for pair in report["pairs"]}
+
+
+def test_many_archives_on_dask_give_the_pairs_and_clusters_of_one_machine(
+    tmp_path: Path, capsys: Any
+) -> None:
+    pytest.importorskip("distributed")
+    folder = tmp_path / "warcs"
+    folder.mkdir()
+    pages = topic_pages()
+    copies = [  # a page quoted on another site: near duplicates across two archives
+        (url.replace("notes.example", "mirror.example"), body, headers, status)
+        for url, body, headers, status in pages[:3]
+    ]
+    for number, start in enumerate(range(0, len(pages), 5)):
+        write_warc(folder / f"part-{number}.warc.gz", pages[start : start + 5])
+    write_warc(folder / "mirror.warc", copies, gzip_records=False)
+    reports = {}
+    for engine in ("memory", "dask"):
+        output = tmp_path / f"near-{engine}.json"
+        arguments = ["neardup", str(folder), "-o", str(output), "--engine", engine]
+        assert main([*arguments, "--dask-workers", "2"] if engine == "dask" else arguments) == 0
+        reports[engine] = json.loads(output.read_text())
+    pairs = {
+        engine: {(p["a"], p["b"], p["class"], p["relation"]) for p in report["pairs"]}
+        for engine, report in reports.items()
+    }
+    assert pairs["dask"] == pairs["memory"]
+    copied = {tuple(sorted((url, url.replace("mirror.", "notes.")))) for url, *_ in copies}
+    assert copied <= {(first, second) for first, second, *_ in pairs["dask"]}
+    assert reports["dask"]["stats"]["pages"]["indexed"] == 15
+    assert reports["dask"]["stats"]["pages"]["dropped"] == {"error_status": 1, "not_html": 1}
+    clusters = {}
+    for engine in ("memory", "dask"):
+        output = tmp_path / f"clusters-{engine}.json"
+        arguments = ["cluster", str(folder / "part-*.warc.gz"), "-o", str(output)]
+        assert main([*arguments, "--n-clusters", "3", "--engine", engine]) == 0
+        clusters[engine] = members(output)
+    assert clusters["dask"] == clusters["memory"] and len(clusters["dask"]) == 3

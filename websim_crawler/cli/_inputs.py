@@ -295,19 +295,12 @@ class InputReader:
             self.archives.failed.append(f"cannot read {location}: {exc.strerror or exc}")
 
     def _archive_record(self, page: ArchivedPage) -> dict[str, Any]:
-        """Return a page of an archive as a feed record: its HTML decoded by its HTTP charset."""
-        from websim_crawler.core.html.decoding import decode_html, http_content_type_encoding
-
-        html: str | bytes = page.body
-        if http_content_type_encoding(page.content_type) is not None:
-            try:
-                html = decode_html(page.body, page.content_type)
-            except PageError as exc:
-                html = b""
-                self.skip(f"undecodable_{exc.reason}")
-        # Without a declared charset the bytes go as they are: the analysis decodes them by
-        # BOM, <meta> or detection, as it does any page.
-        return {"url": page.url, self.html_field: html, **page.provenance()}
+        """Return a page of an archive as a feed record (bytes that do not decode: no HTML)."""
+        try:
+            return page.as_record(self.html_field)
+        except PageError as exc:
+            self.skip(f"undecodable_{exc.reason}")
+            return {"url": page.url, self.html_field: b"", **page.provenance()}
 
     def check_read(self) -> None:
         """Raise ``InputFormatError`` when no source gave a single record."""

@@ -19,9 +19,11 @@ from websim_crawler.cli._settings import (
     required_output,
 )
 from websim_crawler.cli._stages import take_records
+from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
 from websim_crawler.core.stage_records import StagePlan
+from websim_crawler.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:
@@ -57,7 +59,10 @@ def run(args: argparse.Namespace) -> int:
     feeds = InputReader(args.input, config, config.items.html_field)
     over_budget = 0  # pages whose preparation ran past the per-page budget
     if params.engine == "dask":
-        report = _run_dask(feeds.paths, params)
+        if feeds.inputs.of_kind("html", "url"):
+            raise ConfigError("--engine dask reads crawl feeds and WARC/WACZ archives only")
+        archives = feeds.inputs.of_kind("warc", "wacz")
+        report = _run_dask(feeds.paths, params, archives, config)
     else:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
@@ -84,15 +89,26 @@ def run(args: argparse.Namespace) -> int:
     return report_problems("neardup", lines)
 
 
-def _run_dask(paths: list[str], params: NeardupParams) -> NeardupReport:
+def _run_dask(
+    paths: list[str], params: NeardupParams, archives: list[str], config: WebsimConfig
+) -> NeardupReport:
     distributed = require("distributed")
     from websim_crawler.core.neardup.dask_index import dask_near_duplicates
 
+    def run() -> NeardupReport:
+        return dask_near_duplicates(
+            paths,
+            params,
+            archives=archives,
+            max_page_bytes=config.analysis.max_page_bytes,
+            archive_engine=config.inputs.warc_reader,
+        )
+
     if params.scheduler:
         with distributed.Client(params.scheduler):
-            return dask_near_duplicates(paths, params)
+            return run()
     with (
         local_dask_cluster(n_workers=params.dask_workers, threads_per_worker=1) as cluster,
         distributed.Client(cluster),
     ):
-        return dask_near_duplicates(paths, params)
+        return run()

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+from websim_crawler.errors import PageError
+
 ARCHIVE_ENGINES = ("auto", "fastwarc", "warcio")
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # Media types that say nothing about the bytes: the payload is sniffed, as browsers do.
@@ -46,6 +48,17 @@ class ArchivedPage:
     record_id: str | None
     file: str  # the WARC file (in a WACZ: package!entry)
     offset: int  # where the record starts in that file (the gzip member, when compressed)
+
+    def as_record(self, html_field: str = "html") -> dict[str, Any]:
+        """Return the page as a crawl feed's record: its HTML decoded by its HTTP charset when
+        the header declares one (else the bytes, which the analysis decodes by BOM, ``<meta>``
+        or detection, as any page); raise ``PageError`` for bytes that do not decode."""
+        from websim_crawler.core.html.decoding import decode_html, http_content_type_encoding
+
+        html: str | bytes = self.body
+        if http_content_type_encoding(self.content_type) is not None:
+            html = decode_html(self.body, self.content_type)
+        return {"url": self.url, html_field: html, **self.provenance()}
 
     def provenance(self) -> dict[str, Any]:
         """Return the fields that lead a result back to its record."""
@@ -85,6 +98,25 @@ class ArchiveReport:
                 + ", ".join(f"{count} {kind}" for kind, count in sorted(self.other_records.items()))
             )
         return "; ".join(parts)
+
+
+def archive_records(
+    path: str, *, max_page_bytes: int, engine: str = "auto", html_field: str = "html"
+) -> Iterator[dict[str, Any] | str]:
+    """Yield the pages of one archive as feed records, and the reason of each record left out
+    (a string): for workers that read archives on their own (the Dask paths)."""
+    report = ArchiveReport()
+    try:
+        for page in iter_archive_pages(path, report, max_page_bytes=max_page_bytes, engine=engine):
+            try:
+                yield page.as_record(html_field)
+            except PageError as exc:
+                yield f"undecodable_{exc.reason}"
+    except OSError:
+        report.skip("unreadable_archive")
+    for reason, count in report.skipped.items():
+        for _ in range(count):
+            yield reason
 
 
 def archive_kind(head: bytes) -> str | None:
