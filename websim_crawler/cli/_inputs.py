@@ -36,6 +36,7 @@ from websim_crawler.core.io.warc_reader import (
     archive_kind,
     iter_archive_pages,
     looks_like_html,
+    record_html,
     resolve_engine,
 )
 from websim_crawler.errors import InputFormatError, MissingExtraError, PageError
@@ -230,7 +231,12 @@ class InputReader:
                 self.page_sources += 1
                 if self._first(source.url):
                     self.records_read += 1
-                    yield {"url": source.url, self.html_field: source.body}
+                    try:  # a fetched page's header may declare its charset, as an archive's
+                        html = record_html(source.body, source.content_type)
+                    except PageError as exc:
+                        self.skip(f"undecodable_{exc.reason}")
+                        html = b""
+                    yield {"url": source.url, self.html_field: html}
         if self.feeds is not None:
             for record in self.feeds:
                 url = record.get("url")

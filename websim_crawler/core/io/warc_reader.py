@@ -53,11 +53,7 @@ class ArchivedPage:
         """Return the page as a crawl feed's record: its HTML decoded by its HTTP charset when
         the header declares one (else the bytes, which the analysis decodes by BOM, ``<meta>``
         or detection, as any page); raise ``PageError`` for bytes that do not decode."""
-        from websim_crawler.core.html.decoding import decode_html, http_content_type_encoding
-
-        html: str | bytes = self.body
-        if http_content_type_encoding(self.content_type) is not None:
-            html = decode_html(self.body, self.content_type)
+        html = record_html(self.body, self.content_type)
         return {"url": self.url, html_field: html, **self.provenance()}
 
     def provenance(self) -> dict[str, Any]:
@@ -98,6 +94,17 @@ class ArchiveReport:
                 + ", ".join(f"{count} {kind}" for kind, count in sorted(self.other_records.items()))
             )
         return "; ".join(parts)
+
+
+def record_html(body: bytes, content_type: str | None) -> str | bytes:
+    """Return a page's HTML for a feed record: decoded by the charset its HTTP header declares,
+    else its bytes (decoded by the analysis by BOM, ``<meta>`` or detection, as any page);
+    raise ``PageError`` for bytes that do not decode."""
+    from websim_crawler.core.html.decoding import decode_html, http_content_type_encoding
+
+    if http_content_type_encoding(content_type) is None:
+        return body
+    return decode_html(body, content_type)
 
 
 def archive_records(
