@@ -4,7 +4,7 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-APT_PACKAGES := chromium redis-server python3.11-doc
+APT_PACKAGES := chromium redis-server python3.11-doc wget
 # Installed without their recommends (MediaWiki's would bring a MySQL server): the gallery's
 # query-routed PHP applications, served by PHP's built-in server on SQLite or files.
 APT_PACKAGES_LEAN := php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki dokuwiki
@@ -28,7 +28,7 @@ $(BASE_STAMP): pyproject.toml | $(BIN)/python
 	touch $(BASE_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[render,distributed,test,bench,gallery]"
+	$(BIN)/python -m pip install --quiet -e ".[render,distributed,warc,test,bench,gallery]"
 	touch $(STAMP) $(BASE_STAMP)
 
 system-packages:

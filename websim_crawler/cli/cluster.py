@@ -12,6 +12,7 @@ from typing import Any
 from tqdm import tqdm
 
 from websim_crawler._imports import local_dask_cluster
+from websim_crawler.cli._inputs import InputReader
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -22,7 +23,6 @@ from websim_crawler.cli._settings import (
     report_problems,
     required_output,
 )
-from websim_crawler.cli._sources import FeedReader
 from websim_crawler.cli._stages import take_records
 from websim_crawler.core.clustering import (
     CandidateScore,
@@ -51,8 +51,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "input",
         nargs="+",
-        help="crawl feed(s): JSON Lines (.jsonl or .jsonl.gz); several feeds (one per "
-        "distributed worker) are clustered as one collection, each URL once",
+        help="inputs, told by their content: crawl feeds or websim extract output (JSON Lines, "
+        ".gz too), WARC/WACZ archives, HTML files, folders or glob patterns of them, URLs; "
+        "a URL in several counts once",
     )
     add_setting_flags(parser, "cluster")
     add_settings_option(parser, "WEBSIM_CLUSTERS_MIN_DF=1")
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     output = required_output(params.output, "WEBSIM_CLUSTERS_OUTPUT")
     if params.html_output:
         check_output_path(params.html_output)
-    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
+    feeds = InputReader(args.input, config, config.items.html_field)
     collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
     plan = StagePlan(
         config.analysis, html_field=config.items.html_field, clustering_kind=params.kind
@@ -88,6 +89,9 @@ def run(args: argparse.Namespace) -> int:
     for reason, count in feeds.report.skipped.items():
         key = reason if reason == "duplicate_url" else f"line_{reason}"  # a URL in two feeds
         collector.report.skipped[key] = collector.report.skipped.get(key, 0) + count
+    for reason, count in feeds.skipped.items():  # pages and archive records left out
+        collector.report.skipped[reason] = collector.report.skipped.get(reason, 0) + count
+    feeds.print_summary("cluster")
 
     hide = progress_disabled(args)
     with tqdm(desc="clustering", unit="k", disable=hide) as bar, _dask_cluster(params) as params:

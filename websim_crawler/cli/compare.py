@@ -47,6 +47,14 @@ def register(subparsers: Any) -> None:
     )
     parser.add_argument("page_a", metavar="A", help="first page: URL or HTML file")
     parser.add_argument("page_b", metavar="B", help="second page: URL or HTML file")
+    parser.add_argument(
+        "--from",
+        dest="sources",
+        action="append",
+        metavar="SOURCE",
+        help="A and B are the URLs of two pages in this WARC/WACZ archive, crawl feed or folder "
+        "(repeatable): the pages are taken from it, nothing is fetched",
+    )
     parser.add_argument("--format", choices=("json", "html"), default="json")
     parser.add_argument("-o", "--output", help="write the report here (default: stdout)")
     parser.add_argument("--render", action="store_true", help="render and screenshot both pages")
@@ -70,6 +78,26 @@ def read_input(location: str, config: WebsimConfig) -> bytes:
         return read_page(location, config).body
     except PageError as exc:
         raise InputFormatError(str(exc)) from exc
+
+
+def archived_pages(sources: list[str], urls: list[str], config: WebsimConfig) -> list[str | bytes]:
+    """Return the HTML of the pages with these URLs in the sources (read until both are found)."""
+    from websim_crawler.cli._inputs import InputReader
+
+    reader = InputReader(sources, config, config.items.html_field)
+    found: dict[str, str | bytes] = {}
+    for record in reader:
+        url, html = record.get("url"), record.get(config.items.html_field)
+        if url in urls and url not in found and isinstance(html, (str, bytes)) and html:
+            found[str(url)] = html
+            if len(found) == len(set(urls)):
+                break
+    missing = [url for url in urls if url not in found]
+    if missing:
+        raise InputFormatError(
+            f"no page with HTML for {' and '.join(missing)} in {', '.join(sources)}"
+        )
+    return [found[url] for url in urls]
 
 
 def page_url(location: str, given: str | None, flag: str) -> str:
@@ -144,6 +172,7 @@ def render_report_html(
         "</style></head><body>"
         f"<h1>Verdict: {report.verdict}</h1>"
         f"<p class='question'>Question: {html.escape(asked)}</p>"
+        f"<p class='reason'>{html.escape(report.reason)}</p>"
         f"<p class='decided'>Decided by: {', '.join(report.decided_by) or 'no stage'} "
         f"({report.mode}; stopped at {report.stopped_at or 'none'}; combined score {combined})"
         "</p>"
@@ -189,6 +218,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"websim compare: {key}: {value}", file=sys.stderr)
         pages: list[str | bytes] = [page for page, _png in rendered]
         screenshots: list[bytes | None] = [png for _page, png in rendered]
+    elif args.sources:
+        pages = archived_pages(args.sources, locations, config)
+        screenshots = [None, None]
+        urls = [args.url_a or locations[0], args.url_b or locations[1]]
     else:
         pages = [read_input(location, config) for location in locations]
         screenshots = [None, None]
@@ -210,6 +243,7 @@ def run(args: argparse.Namespace) -> int:
     for location, page_problems in zip(locations, problems, strict=True):
         for problem in page_problems:
             print(f"websim compare: {location}: {problem}", file=sys.stderr)
+    print(f"websim compare: {report.reason}", file=sys.stderr)
     if args.format == "html":
         text = render_report_html(report, (screenshots[0], screenshots[1]), params)
     else:

@@ -6,10 +6,11 @@ import argparse
 import contextlib
 import json
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import replace
 
+from websim_crawler.cli._inputs import InputReader, PageInput
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -18,10 +19,7 @@ from websim_crawler.cli._settings import (
     progress,
     report_problems,
 )
-from websim_crawler.cli._sources import page_locations, read_page
-from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_writer, check_output_path
-from websim_crawler.errors import PageError
 from websim_crawler.workers.pool import AnalysisPool, PageOutcome
 
 
@@ -30,10 +28,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "extract",
         help="analyse pages and write their main text, keywords and chunks as JSON Lines",
-        description="Analyse HTML files (.gz too), folders of them or http(s) URLs; one JSON "
-        "object per page per line (url, title, language, main_text, keywords, chunks).",
+        description="Analyse HTML files (.gz too), crawl feeds, WARC/WACZ archives, folders of "
+        "them or http(s) URLs; one JSON object per page per line (url, title, language, "
+        "main_text, keywords, chunks; from an archive also warc_file, warc_offset, "
+        "warc_record_id, warc_date).",
     )
-    parser.add_argument("sources", nargs="+", metavar="PATH_OR_URL")
+    parser.add_argument(
+        "sources",
+        nargs="+",
+        metavar="PATH_OR_URL",
+        help="told by their content: HTML files (.gz too), crawl feeds (their records' HTML), "
+        "WARC/WACZ archives (their HTML responses), folders or glob patterns of them, URLs",
+    )
     parser.add_argument("-o", "--output", help="JSON Lines file to write (default: stdout)")
     add_setting_flags(parser, "extract")
     add_settings_option(parser, "WEBSIM_HYPERLINK_THRESHOLD=0.4")
@@ -46,58 +52,82 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "extract")
     if args.output:
         check_output_path(args.output)
-    found = page_locations(args.sources, config.inputs)
-    pages = found.locations
+    inputs = InputReader(args.sources, config, config.items.html_field)
+    sources = inputs.inputs
+    single_pages = len(sources.of_kind("html", "url"))
+    streamed = len(sources.sources) > single_pages  # feeds and archives: pages not counted ahead
     # No idle workers for a few pages; one page too gets a worker, for the crawl's per-page
     # time and memory budget (WEBSIM_ANALYSIS_WORKERS=0 analyses in this process, unbounded).
-    workers = min(config.pool.worker_count(), len(pages))
+    workers = (
+        config.pool.worker_count() if streamed else min(config.pool.worker_count(), single_pages)
+    )
     pool = AnalysisPool(
         config.analysis,
         replace(config.pool, workers=workers),
         fork_from_caller=True,  # this command starts no thread before its pool
     )
     failures: Counter[str] = Counter()
-    read: list[str] = []
+    pending: deque[PageInput] = deque()  # the pages in the pool, in their order
+    analysed = 0
     with (
         atomic_writer(args.output) if args.output else contextlib.nullcontext(sys.stdout) as output,
         contextlib.closing(pool),
     ):
-        outcomes = pool.map(_read_pages(pages, config, read))
-        shown = progress(outcomes, args, unit="page", total=len(pages)) if pages[1:] else outcomes
-        for location, outcome in zip(pages, shown, strict=True):
+        outcomes = pool.map(_queued(inputs.pages(), pending))
+        total = None if streamed else single_pages
+        shown = (
+            progress(outcomes, args, unit="page", total=total)
+            if streamed or single_pages > 1
+            else outcomes
+        )
+        for outcome in shown:
+            page = pending.popleft()
             record = outcome.record
             if record is None:
                 reason = outcome.dropped or outcome.failed or "unknown"
                 failures[reason] += 1
-                record = {"url": location, "error": reason, "message": outcome.message}
+                record = {"url": page.fields.get("url", page.location), "error": reason}
+                record["message"] = outcome.message
                 print(f"websim extract: {outcome.message}", file=sys.stderr)
-            output.write(json.dumps(record, ensure_ascii=False) + "\n")
-    if not read:
-        print(f"websim extract: no page could be read of {len(pages)}", file=sys.stderr)
+            else:
+                analysed += 1
+            output.write(json.dumps({**record, **page.fields}, ensure_ascii=False) + "\n")
+    problems = inputs.problems()
+    if not inputs.records_read:  # one line: what was read and why nothing was usable
+        told = "; ".join(filter(None, [inputs.summary(), *problems]))
+        print(
+            f"websim extract: no page could be read of {_described(inputs)}"
+            + (f" ({told})" if told else ""),
+            file=sys.stderr,
+        )
         return 2
-    problems = []
+    inputs.print_summary("extract")
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))
-        problems.append(f"{sum(failures.values())} of {len(pages)} pages failed ({summary})")
-    if found.left_out:
         problems.append(
-            f"{found.left_out} page file(s) left out over WEBSIM_MAX_INPUT_FILES="
-            f"{config.inputs.max_files}"
+            f"{sum(failures.values())} of {analysed + sum(failures.values())} pages failed "
+            f"({summary})"
         )
-    if found.not_regular:
-        problems.append(f"{found.not_regular} FIFO, socket or device file(s) in folders not read")
+    if sources.not_regular:
+        problems.append(f"{sources.not_regular} FIFO, socket or device file(s) in folders not read")
+    if sources.not_inputs:
+        problems.append(
+            f"{sources.not_inputs} file(s) in folders are no page, feed or archive: not read"
+        )
     return report_problems("extract", problems)
 
 
-def _read_pages(
-    pages: list[str], config: WebsimConfig, read: list[str]
-) -> Iterator[tuple[bytes, str | None, str | None] | PageOutcome]:
-    """Read each page (``read`` collects those read); one that cannot be is an outcome."""
-    for location in pages:
-        try:
-            page = read_page(location, config)
-        except PageError as exc:
-            yield PageOutcome(dropped=exc.reason, message=str(exc))
-        else:
-            read.append(location)
-            yield page.body, page.url, page.content_type
+def _queued(
+    pages: Iterator[PageInput], pending: deque[PageInput]
+) -> Iterator[tuple[bytes | str, str | None, str | None] | PageOutcome]:
+    """Yield each page's work for the pool, keeping the page in ``pending`` until its outcome."""
+    for page in pages:
+        pending.append(page)
+        yield page.work
+
+
+def _described(inputs: InputReader) -> str:
+    sources = inputs.inputs.sources
+    if len(sources) == 1 and sources[0][1] in ("html", "url"):
+        return "1"
+    return ", ".join(location for location, _kind in sources[:5]) + (", ..." if sources[5:] else "")

@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from websim_crawler._imports import local_dask_cluster, require
+from websim_crawler.cli._inputs import InputReader
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -17,11 +18,12 @@ from websim_crawler.cli._settings import (
     report_problems,
     required_output,
 )
-from websim_crawler.cli._sources import FeedReader
 from websim_crawler.cli._stages import take_records
+from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
 from websim_crawler.core.stages import StagePlan
+from websim_crawler.errors import ConfigError
 
 
 def register(subparsers: Any) -> None:
@@ -39,7 +41,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument(
         "input",
         nargs="+",
-        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+        help="inputs, told by their content: crawl feeds or websim extract output (JSON Lines, "
+        ".gz too), WARC/WACZ archives, HTML files, folders or glob patterns of them, URLs; "
+        "a URL in several counts once",
     )
     add_setting_flags(parser, "neardup")
     add_settings_option(parser, "WEBSIM_NEARDUP_MIN_SENTENCE_CHARS=80")
@@ -52,10 +56,13 @@ def run(args: argparse.Namespace) -> int:
     config = command_config(args, "neardup")
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")
-    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
+    feeds = InputReader(args.input, config, config.items.html_field)
     over_budget = 0  # pages whose preparation ran past the per-page budget
     if params.engine == "dask":
-        report = _run_dask(feeds.paths, params)
+        if feeds.inputs.of_kind("html", "url"):
+            raise ConfigError("--engine dask reads crawl feeds and WARC/WACZ archives only")
+        archives = feeds.inputs.of_kind("warc", "wacz")
+        report = _run_dask(feeds.paths, params, archives, config)
     else:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
@@ -64,10 +71,12 @@ def run(args: argparse.Namespace) -> int:
             reading = progress(feeds, args, desc="pages", unit=" pages")
             over_budget = take_records(finder, reading, config, plan)
             feeds.check_read()
+            feeds.print_summary("neardup")
             if not progress_disabled(args) and sys.stderr.isatty():
                 print("finding pairs ...", file=sys.stderr)
             report = finder.finish()
         report.stats["input_lines_skipped"] = dict(feeds.report.skipped)
+        report.stats["input_records_skipped"] = dict(sorted(feeds.skipped.items()))
     atomic_write_json(output, report.to_dict())
     classes = report.stats["classes"]
     print(
@@ -80,15 +89,26 @@ def run(args: argparse.Namespace) -> int:
     return report_problems("neardup", lines)
 
 
-def _run_dask(paths: list[str], params: NeardupParams) -> NeardupReport:
+def _run_dask(
+    paths: list[str], params: NeardupParams, archives: list[str], config: WebsimConfig
+) -> NeardupReport:
     distributed = require("distributed")
     from websim_crawler.core.neardup.dask_index import dask_near_duplicates
 
+    def run() -> NeardupReport:
+        return dask_near_duplicates(
+            paths,
+            params,
+            archives=archives,
+            max_page_bytes=config.analysis.max_page_bytes,
+            archive_engine=config.inputs.warc_reader,
+        )
+
     if params.scheduler:
         with distributed.Client(params.scheduler):
-            return dask_near_duplicates(paths, params)
+            return run()
     with (
         local_dask_cluster(n_workers=params.dask_workers, threads_per_worker=1) as cluster,
         distributed.Client(cluster),
     ):
-        return dask_near_duplicates(paths, params)
+        return run()

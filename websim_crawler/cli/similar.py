@@ -9,8 +9,10 @@ from records), its similar pairs grouped.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from websim_crawler.cli._inputs import InputReader
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -20,7 +22,6 @@ from websim_crawler.cli._settings import (
     report_problems,
     required_output,
 )
-from websim_crawler.cli._sources import FeedReader
 from websim_crawler.cli._stages import take_records
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
@@ -34,12 +35,16 @@ def register(subparsers: Any) -> None:
     parser = subparsers.add_parser(
         "similar",
         help="find the similar page pairs of a crawl feed (MinHash/LSH blocking, four stages)",
-        description="Read a crawl's JSON Lines and write its similar page pairs as JSON.",
+        description="Read a crawl's pages (feeds, WARC/WACZ, HTML) and write their similar "
+        "page pairs as JSON. The stages compare pages' HTML: a record without it (websim "
+        "extract output) is skipped and counted as no_html.",
     )
     parser.add_argument(
         "input",
         nargs="+",
-        help="crawl feeds: JSON Lines (.jsonl or .jsonl.gz); a URL in several counts once",
+        help="inputs, told by their content: crawl feeds or websim extract output (JSON Lines, "
+        ".gz too), WARC/WACZ archives, HTML files, folders or glob patterns of them, URLs; "
+        "a URL in several counts once",
     )
     add_setting_flags(parser, "similar")
     add_settings_option(parser, "WEBSIM_SIMILARITY_LAYOUT_THRESHOLD=0.4")
@@ -53,11 +58,15 @@ def run(args: argparse.Namespace) -> int:
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
     # The weights file is read by WebsimConfig.from_settings; auto asks same-template.
     params = ask(config.similarity, COLLECTION_QUESTION)
-    feeds = FeedReader(args.input, config.inputs, config.items.html_field)
+    feeds = InputReader(args.input, config, config.items.html_field)
     collector = PageCollector(params, config.analysis, html_field=config.items.html_field)
     plan = StagePlan(config.analysis, html_field=config.items.html_field, similarity=params)
-    take_records(collector, progress(feeds, args, desc="pages", unit="page"), config, plan)
+    records = _with_html(feeds, collector, config.items.html_field)
+    take_records(collector, progress(records, args, desc="pages", unit="page"), config, plan)
     feeds.check_read()
+    for reason, count in feeds.skipped.items():  # pages and archive records left out
+        collector.skipped[reason] = collector.skipped.get(reason, 0) + count
+    feeds.print_summary("similar")
     pages = collector.finish()
     problems = sum(1 for page in pages if page.problems)
     result = find_similar_pairs(
@@ -77,13 +86,40 @@ def run(args: argparse.Namespace) -> int:
         f"{result.ungrouped} pages in none; {len(result.pairs)} similar pairs among "
         f"{result.pages} pages ({result.candidate_pairs} of {result.all_pairs} pairs compared, "
         f"{result.blocking}{capped}; {len(result.identical_groups)} groups of identical pages, "
-        f"{result.capped_buckets} capped buckets; {sum(collector.skipped.values())} skipped) "
+        f"{result.capped_buckets} capped buckets; {_skipped_line(collector.skipped)}) "
         f"-> {output}"
     )
     lines = feeds.problems()
+    if collector.skipped.get("no_html"):
+        lines.append(
+            f"{collector.skipped['no_html']} record(s) without HTML skipped: the stages compare "
+            "pages' HTML (give the crawl feed or the WARC, not websim extract output)"
+        )
+    if not pages:
+        lines.append("no page left to compare")
     over_budget = sum(
         count for reason, count in collector.skipped.items() if reason.startswith("analysis_")
     )
     if over_budget:
         lines.append(f"{over_budget} page(s) could not be analysed")
     return report_problems("similar", lines)
+
+
+def _with_html(
+    records: Iterable[dict[str, Any]], collector: PageCollector, html_field: str
+) -> Iterator[dict[str, Any]]:
+    """Yield the records that carry HTML; count the others as ``no_html`` (never a partial
+    score: every stage but keywords reads the page's HTML)."""
+    for record in records:
+        html = record.get(html_field)
+        if html is None or html == "" or html == b"":
+            collector.skip("no_html")
+            continue
+        yield record
+
+
+def _skipped_line(skipped: dict[str, int]) -> str:
+    if not skipped:
+        return "0 skipped"
+    reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()))
+    return f"{sum(skipped.values())} skipped: {reasons}"

@@ -76,6 +76,13 @@ class InputParams:
         minimum=0.1,
         maximum=600.0,
     )
+    warc_reader: str = setting(
+        "auto",
+        "WEBSIM_WARC_READER",
+        "library that reads WARC/WACZ inputs: fastwarc (fast), warcio (pure Python), auto "
+        "(fastwarc when installed)",
+        choices=("auto", "fastwarc", "warcio"),
+    )
 
     def __post_init__(self) -> None:
         validate(self)

@@ -47,6 +47,10 @@ def _extract(line: str, params: NeardupParams) -> Record:
         return ("drop", "invalid_json")
     if not isinstance(item, dict):
         return ("drop", "not_an_object")
+    return _page_record(item, params)
+
+
+def _page_record(item: dict[str, Any], params: NeardupParams) -> Record:
     try:
         page = page_sentences(item, params)
     except PageError as exc:
@@ -57,6 +61,18 @@ def _extract(line: str, params: NeardupParams) -> Record:
         tuple(page.link_hashes.tolist()),
         tuple(page.sentence_hashes.tolist()),
     )
+
+
+def _archive_pages(
+    path: str, params: NeardupParams, max_page_bytes: int, engine: str
+) -> list[Record]:
+    """Read one WARC/WACZ in a worker: a record per page, a drop per record left out."""
+    from websim_crawler.core.io.warc_reader import archive_records
+
+    return [
+        ("drop", item) if isinstance(item, str) else _page_record(item, params)
+        for item in archive_records(path, max_page_bytes=max_page_bytes, engine=engine)
+    ]
 
 
 def _add_capped(cap: int, pages: tuple[str, ...], entry: tuple[int, str]) -> tuple[str, ...]:
@@ -91,8 +107,12 @@ def dask_near_duplicates(
     params: NeardupParams | None = None,
     *,
     blocksize: str | int | None = "16MiB",
+    archives: Sequence[str] = (),
+    max_page_bytes: int = 32_000_000,
+    archive_engine: str = "auto",
 ) -> NeardupReport:
-    """Find near duplicates in JSON Lines files with Dask (uses the current Dask client)."""
+    """Find near duplicates in JSON Lines files and WARC/WACZ ``archives`` (one task per
+    archive, read in the worker) with Dask (uses the current Dask client)."""
     bag_module = require("dask.bag")
     dask = require("dask")
     params = params or NeardupParams()
@@ -100,8 +120,14 @@ def dask_near_duplicates(
     cap = params.max_sentence_frequency
     path_list = [paths] if isinstance(paths, str) else list(paths)
     compressed = any(path.endswith(".gz") for path in path_list)
-    lines = bag_module.read_text(path_list, blocksize=None if compressed else blocksize)
-    records = lines.map(_extract, params)
+    bags = []
+    if path_list:
+        lines = bag_module.read_text(path_list, blocksize=None if compressed else blocksize)
+        bags.append(lines.map(_extract, params))
+    if archives:
+        tasks = bag_module.from_sequence(list(archives), npartitions=len(archives))
+        bags.append(tasks.map(_archive_pages, params, max_page_bytes, archive_engine).flatten())
+    records = bags[0] if len(bags) == 1 else bag_module.concat(bags)
     dropped = records.filter(lambda record: record[0] == "drop").pluck(1).frequencies()
     pages = records.filter(lambda record: record[0] == "page")
     unique_pages = pages.distinct(key=lambda record: record[1]).persist()

@@ -242,7 +242,7 @@ class ReferenceIndex:
         return None
 
     def add_record(self, record: Mapping[str, Any]) -> str | None:
-        """Add a record prepared for the similarity stage (``core.stage_records``): its ready
+        """Add a record prepared for the similarity stage (``core.stages``): its ready
         features, or the reason it has none (skipped and counted)."""
         reason = record.get(SIMILARITY_SKIP)
         ready = record.get(SIMILARITY_FEATURES)

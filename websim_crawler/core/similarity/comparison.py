@@ -14,7 +14,7 @@ import base64
 import binascii
 import logging
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from websim_crawler.core.html import outgoing_links, stated_url
@@ -212,6 +212,7 @@ class ComparisonReport:
     # the verdict: the weighted stages with data (combined), or the stages judged (cascade, full).
     question: str = "custom"
     decided_by: tuple[str, ...] = ()
+    reason: str = ""  # one line: why the verdict is what it is (``verdict_reason``)
 
     def stage(self, name: str) -> StageResult:
         """Return the result of one stage by name."""
@@ -355,7 +356,7 @@ def compare_pages(
     verdict = (
         "undetermined" if not verdicts else "dissimilar" if "dissimilar" in verdicts else "similar"
     )
-    return ComparisonReport(
+    report = ComparisonReport(
         first.url,
         second.url,
         mode,
@@ -366,3 +367,35 @@ def compare_pages(
         params.question if params.question != "auto" else "custom",
         tuple(deciding),
     )
+    return replace(report, reason=verdict_reason(report, params))
+
+
+def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
+    """Return one line telling why the verdict is what it is: the question asked, the combined
+    score against its threshold (or the stages judged one by one) and the stage that weighed
+    most (its weight times its score, the largest share of the combined score)."""
+    weights = dict(zip(STAGES, params.stage_weights, strict=True))
+    asked = f"question {report.question}"
+    if report.verdict == "undetermined":
+        return f"{asked}: undetermined, no stage had data to judge by"
+    judged = [r for r in report.stages if r.score is not None and r.stage in report.decided_by]
+    if report.mode == "combined" and report.combined_score is not None:
+        relation = ">=" if report.combined_score >= params.combined_threshold else "<"
+        total = sum(weights[r.stage] for r in judged) or 1.0
+        heaviest = max(judged, key=lambda r: weights[r.stage] * (r.score or 0.0))
+        share = weights[heaviest.stage] / total
+        return (
+            f"{asked}: {report.verdict}, combined score {report.combined_score:.3f} {relation} "
+            f"threshold {params.combined_threshold:g}; {heaviest.stage} weighed most (weight "
+            f"{share:.0%} of the score, {heaviest.stage} {heaviest.score:.3f})"
+        )
+    stated = ", ".join(
+        f"{r.stage} {r.score:.3f} {'>=' if r.verdict == 'similar' else '<'} {r.threshold:g}"
+        for r in judged
+    )
+    how = (
+        "the first dissimilar stage stops the cascade"
+        if report.mode == "cascade"
+        else ("every stage judged, one dissimilar decides")
+    )
+    return f"{asked}: {report.verdict} by the stages ({report.mode}: {how}): {stated}"
