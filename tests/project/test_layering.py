@@ -57,6 +57,7 @@ ROOMS = (
     "distributed",
     "pipelines",
     "spiders",
+    "archive",  # reads a rendered page's screenshot where the spiders' rendering keeps it
     "demo",
     "addon",
     "settings",
