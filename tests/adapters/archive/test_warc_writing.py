@@ -8,8 +8,12 @@ import fcntl
 import gzip
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,6 +142,67 @@ def test_files_rotate_by_size_and_sort_in_writing_order(crawled: Path) -> None:
     assert stats["websim/warc/files"] == len(files)
     assert stats["websim/warc/records"] == len(records)
     assert stats["websim/warc/bytes"] == sum(path.stat().st_size for path in files)
+
+
+def pywb_bin() -> Path | None:
+    """Return the folder of pywb's ``wayback`` and ``wb-manager`` (``$PYWB_BIN``, the Makefile's
+    ``.venv-pywb``, or ``PATH``), or ``None``."""
+    folders = [os.environ.get("PYWB_BIN"), str(REPO / ".venv-pywb" / "bin")]
+    found = shutil.which("wayback")
+    folders.append(str(Path(found).parent) if found else None)
+    for folder in filter(None, folders):
+        if all((Path(folder) / tool).exists() for tool in ("wayback", "wb-manager")):
+            return Path(folder)
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def replayed(port: int, url: str) -> bytes:
+    """Fetch ``url`` from pywb's replay as it was archived (``id_``: not rewritten)."""
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/coll/id_/{url}", timeout=60) as answer:
+        body = answer.read()
+        return gzip.decompress(body) if answer.headers.get("Content-Encoding") == "gzip" else body
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    pywb_bin() is None,
+    reason="pywb is not installed: make .venv-pywb/bin/wayback (pywb pins redis==2.10.6, which "
+    "the [distributed] extra's redis>=5 excludes, so it has a virtualenv of its own)",
+)
+def test_pywb_replays_crawled_pages_with_the_bodies_the_server_sent(
+    site: RecordingSite, crawled: Path, tmp_path: Path
+) -> None:
+    tools = pywb_bin()
+    assert tools is not None
+    files = sorted(str(path) for path in (crawled / "warc").glob("*.warc.gz"))
+    for command in (["init", "coll"], ["add", "coll", *files]):
+        subprocess.run([tools / "wb-manager", *command], cwd=tmp_path, check=True, timeout=300)
+    port = free_port()
+    wayback = [tools / "wayback", "-p", str(port), "-b", "127.0.0.1"]
+    server = subprocess.Popen(wayback, cwd=tmp_path, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+        pages = sorted(path for path in site.sent if path.startswith(("/record/", "/search?")))
+        assert len(pages) > 20
+        for path in pages[:: len(pages) // 5]:
+            (sent,) = site.sent[path]
+            assert replayed(port, site.url + path.lstrip("/")) == gzip.decompress(sent)
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def capture(number: int, body: bytes = b"<html>page</html>") -> Capture:
