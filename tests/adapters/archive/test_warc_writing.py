@@ -4,6 +4,7 @@ open is cut back to its last whole record by the next run."""
 
 from __future__ import annotations
 
+import base64
 import fcntl
 import gzip
 import json
@@ -29,10 +30,11 @@ from support.warc_runs import (
     warcio_cli,
 )
 
+from websim_crawler._imports import available
 from websim_crawler.archive.files import OPEN_SUFFIX, recover_folder, whole_members_end
 from websim_crawler.archive.records import Capture
 from websim_crawler.archive.writer import WarcWriterThread, Written
-from websim_crawler.config import WebsimConfig
+from websim_crawler.config import RenderParams, WebsimConfig
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.errors import ConfigError
 
@@ -203,6 +205,45 @@ def test_pywb_replays_crawled_pages_with_the_bodies_the_server_sent(
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (os.access(RenderParams().chromium_path, os.X_OK) and available("scrapy_playwright")),
+    reason="chromium or scrapy-playwright is not installed",
+)
+def test_rendered_pages_keep_their_dom_and_screenshot_linked_to_each_other(
+    tmp_path: Path,
+) -> None:
+    site = serve_recording_demo()  # its own: the browser's fetches are not the crawl's
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={site.url}"]
+    command += ["-a", "max_pages=3", "-a", "render=1", "-a", f"warc={tmp_path / 'warc'}"]
+    command += ["-O", str(tmp_path / "pages.jsonl"), "-s", "WEBSIM_RENDER_SCREENSHOT=1"]
+    command += ["-s", "AUTOTHROTTLE_ENABLED=0", "-s", f"LOG_FILE={tmp_path / 'crawl.log'}"]
+    environment = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
+    try:
+        done = subprocess.run(command, cwd=REPO, env=environment, capture_output=True, timeout=300)
+    finally:
+        site.stop()
+    assert done.returncode == 0, done.stderr[-2000:]
+    files = [str(path) for path in (tmp_path / "warc").glob("*.warc.gz")]
+    assert warcio_cli("check", *files).returncode == 0
+    records = read_records(tmp_path / "warc")
+    by_id = {record.warc_headers["WARC-Record-ID"]: record for record in records}
+    doms = {record.url: record for record in records if record.type == "resource"}
+    pages = list(iter_jsonl(tmp_path / "pages.jsonl"))
+    assert len(pages) == 3 and {page["url"] for page in pages} == set(doms)
+    for page in pages:
+        dom = doms[str(page["url"])]
+        assert dom.payload == str(page["html"]).encode("utf-8")
+        assert dom.warc_headers["Content-Type"] == "text/html; charset=utf-8"
+        (shot,) = [r for r in records if r.type == "conversion" and r.url == page["url"]]
+        assert by_id[shot.warc_headers["WARC-Refers-To"]] is dom
+        assert shot.payload == base64.b64decode(str(page["screenshot"]))
+        assert shot.payload.startswith(b"\x89PNG")
+        (seen,) = [r for r in records if r.type == "metadata" and r.url == page["url"]]
+        assert by_id[seen.warc_headers["WARC-Concurrent-To"]] is dom
+        assert seen.payload.startswith(b"http-status: 200\r\n")
 
 
 def capture(number: int, body: bytes = b"<html>page</html>") -> Capture:
