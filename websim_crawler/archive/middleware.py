@@ -216,7 +216,7 @@ def capture_of(request: Request, response: Response) -> Capture:
         request_target=target,
         request_headers=request_headers,
         request_body=request.body,
-        protocol=str(getattr(response, "protocol", None) or "HTTP/1.1"),
+        protocol=_status_protocol(response),
         status=response.status,
         response_headers=header_pairs(response.headers),
         body=response.body,
@@ -225,6 +225,13 @@ def capture_of(request: Request, response: Response) -> Capture:
         encoding=str(getattr(response, "encoding", None) or "utf-8"),
         screenshot=_screenshot(response) if rendered else None,
     )
+
+
+def _status_protocol(response: Response) -> str:
+    """Return the response's HTTP version for its status line: ``HTTP/1.0`` or ``HTTP/1.1``
+    (an HTTP/2 answer, ``h2`` to Scrapy, is kept as HTTP/1.1: WARC has no HTTP/2 framing)."""
+    protocol = str(getattr(response, "protocol", None) or "")
+    return protocol if protocol in ("HTTP/1.0", "HTTP/1.1") else "HTTP/1.1"
 
 
 def _screenshot(response: Response) -> bytes | None:

@@ -14,6 +14,7 @@ import io
 import logging
 import queue
 import threading
+import zlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,9 @@ logger = logging.getLogger(__name__)
 
 _STOP = object()
 _GROUP_MAX = 256  # captures written under one fsync at most
+# zlib's default level: on the article-extraction-benchmark pages it compresses 1.6x faster
+# than warcio's own level 9 to within 1 % of its size (0.198 of the HTML against 0.196).
+GZIP_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -39,11 +43,41 @@ class Written:
     files: int
 
 
+class GzipMembers:
+    """A file for warcio's ``WARCWriter(gzip=False)``: each record, which warcio ends with a
+    ``flush``, becomes its own gzip member (record-level gzip, as ``gzip=True`` makes them, at
+    :data:`GZIP_LEVEL` rather than warcio's fixed 9)."""
+
+    def __init__(self) -> None:
+        self.members = io.BytesIO()
+        self.record: list[bytes] = []
+
+    def write(self, data: bytes) -> int:
+        self.record.append(bytes(data))
+        return len(data)
+
+    def flush(self) -> None:
+        if self.record:
+            compressor = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+            for part in self.record:
+                self.members.write(compressor.compress(part))
+            self.members.write(compressor.flush())
+            self.record = []
+
+    def getvalue(self) -> bytes:
+        self.flush()
+        return self.members.getvalue()
+
+
+def _writer(out: GzipMembers) -> WARCWriter:
+    return WARCWriter(out, gzip=False, warc_version=WARC_VERSION)
+
+
 def serialise(capture: Capture) -> tuple[bytes, int]:
-    """Return the gzipped records of ``capture`` and how many there are."""
-    buffer = io.BytesIO()
-    records = write_capture(WARCWriter(buffer, gzip=True, warc_version=WARC_VERSION), capture)
-    return buffer.getvalue(), records
+    """Return the records of ``capture``, each its own gzip member, and how many there are."""
+    out = GzipMembers()
+    records = write_capture(_writer(out), capture)
+    return out.getvalue(), records
 
 
 class WarcWriterThread:
@@ -143,11 +177,9 @@ class WarcWriterThread:
         name = warc_file_name(self.prefix, self.serial)
         self.serial += 1
         self.file = self.file_type(self.folder, name)
-        buffer = io.BytesIO()
-        write_warcinfo(
-            WARCWriter(buffer, gzip=True, warc_version=WARC_VERSION), name, self.warcinfo
-        )
-        self.file.append(buffer.getvalue())
+        out = GzipMembers()
+        write_warcinfo(_writer(out), name, self.warcinfo)
+        self.file.append(out.getvalue())
         return self.file.size
 
     def _fail(self, error: OSError) -> None:
