@@ -206,9 +206,13 @@ def capture_of(request: Request, response: Response) -> Capture:
     """Take what a fetch sent and received, as plain data for the writer thread."""
     parts = urlsplit(request.url)
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    # The headers twisted's HTTP/1.1 client adds to Scrapy's: Host first, a body's length.
     request_headers = header_pairs(request.headers)
-    if not any(name.lower() == b"host" for name, _ in request_headers):
+    names = {name.lower() for name, _ in request_headers}
+    if b"host" not in names:
         request_headers = ((b"Host", parts.netloc.encode("ascii", "replace")), *request_headers)
+    if request.body and b"content-length" not in names:
+        request_headers += ((b"Content-Length", str(len(request.body)).encode("ascii")),)
     rendered = bool(request.meta.get("playwright"))
     return Capture(
         url=request.url,

@@ -20,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from scrapy import FormRequest
+from scrapy.http import HtmlResponse
 from support.crawl_runs import QUERIES
 from support.warc_runs import (
     RecordingSite,
@@ -32,8 +34,9 @@ from support.warc_runs import (
 
 from websim_crawler._imports import available
 from websim_crawler.archive.files import OPEN_SUFFIX, recover_folder, whole_members_end
+from websim_crawler.archive.middleware import capture_of
 from websim_crawler.archive.records import Capture
-from websim_crawler.archive.writer import WarcWriterThread, Written
+from websim_crawler.archive.writer import WarcWriterThread, Written, serialise
 from websim_crawler.config import RenderParams, WebsimConfig
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.errors import ConfigError
@@ -282,6 +285,21 @@ def test_writer_reports_durable_groups_and_drops_chunked_framing(tmp_path: Path)
     assert [record.type for record in records[:3]] == ["warcinfo", "response", "request"]
     assert all("Transfer-Encoding" not in record.http_headers for record in records)
     assert warcio_cli("check", *map(str, tmp_path.glob("*.warc.gz"))).returncode == 0
+
+
+def test_a_post_request_is_kept_with_the_headers_and_body_sent(tmp_path: Path) -> None:
+    request = FormRequest("http://127.0.0.1:8000/search", formdata={"q": "honey bees"})
+    response = HtmlResponse(
+        request.url, body=b"<html></html>", request=request, protocol="HTTP/1.0", status=201
+    )
+    data, count = serialise(capture_of(request, response))
+    (tmp_path / "post.warc.gz").write_bytes(data)
+    assert warcio_cli("check", str(tmp_path / "post.warc.gz")).returncode == 0
+    response_record, request_record = read_records(tmp_path)
+    assert count == 2 and response_record.status == 201
+    assert request_record.payload == b"q=honey+bees"
+    assert request_record.http_headers["Content-Length"] == "12"
+    assert request_record.http_headers["Host"] == "127.0.0.1:8000"
 
 
 def test_a_file_cut_by_a_kill_is_truncated_to_its_last_whole_record(tmp_path: Path) -> None:
