@@ -407,10 +407,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         print(f"default crawl's feed / the HTML it holds: {feed_ratio:.2f}x")
         if archived:
-            print(
-                f"default crawl's WARC: {len(archived)} file(s), "
-                f"{archived_bytes / 2**20:.1f} MB"
-            )
+            print(f"default crawl's WARC: {len(archived)} file(s), {archived_bytes / 2**20:.1f} MB")
     if args.warc:
         print_warc_shares(pages)
     return 0

@@ -30,6 +30,7 @@ SUFFIX = ".warc.gz"
 OPEN_SUFFIX = SUFFIX + ".open"
 _UNSAFE = re.compile(r"[^A-Za-z0-9.-]+")
 _READ_CHUNK = 1 << 20
+_FEED = 16 * 1024
 _WARC_START = b"WARC/"
 _RECORD_END = b"\r\n\r\n"
 
@@ -104,38 +105,42 @@ def whole_members_end(handle: BinaryIO) -> tuple[int, int]:
 
     A member is whole when its deflate stream ends with a good CRC and its text starts with
     ``WARC/`` and ends with the record's closing blank line. Reading stops at the first member
-    that is not.
+    that is not. The compressed bytes are fed in slices of 16 KiB, so what one slice inflates
+    to stays bounded (deflate expands at most about 1,000 times) without zlib's ``max_length``,
+    whose leftovers are unreliable once a stream has ended.
     """
     handle.seek(0)
-    records = end = position = 0
-    pending = b""
+    records = end = 0
+    buffer = b""  # read from the file, not yet given to a decompressor; starts at ``offset``
+    offset = 0
     while True:
         decompressor = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        start = position
         head = tail = b""
-        try:
-            while not decompressor.eof:
-                data = pending or handle.read(_READ_CHUNK)
-                pending = b""
-                if not data:
+        fed = 0  # bytes of this member given to the decompressor
+        while not decompressor.eof:
+            if fed >= len(buffer):
+                more = handle.read(_READ_CHUNK)
+                if not more:
                     return records, end
-                position += len(data)
-                out = decompressor.decompress(data, _READ_CHUNK)
-                while True:
-                    if len(head) < len(_WARC_START):
-                        head += out[: len(_WARC_START)]
-                    tail = (tail + out[-len(_RECORD_END) :])[-len(_RECORD_END) :]
-                    if not decompressor.unconsumed_tail:
-                        break
-                    out = decompressor.decompress(decompressor.unconsumed_tail, _READ_CHUNK)
-        except zlib.error:
-            return records, end
-        pending = decompressor.unused_data
-        position -= len(pending)
-        if not head.startswith(_WARC_START) or tail != _RECORD_END or position == start:
+                buffer = buffer[fed:] + more
+                offset += fed
+                fed = 0
+            piece = buffer[fed : fed + _FEED]
+            fed += len(piece)
+            try:
+                out = decompressor.decompress(piece)
+            except zlib.error:
+                return records, end
+            if len(head) < len(_WARC_START):
+                head += out[: len(_WARC_START)]
+            tail = (tail + out[-len(_RECORD_END) :])[-len(_RECORD_END) :]
+        fed -= len(decompressor.unused_data)  # the next member's first bytes
+        if not head.startswith(_WARC_START) or tail != _RECORD_END:
             return records, end
         records += 1
-        end = position
+        end = offset + fed
+        buffer = buffer[fed:]
+        offset += fed
 
 
 def recover_file(path: Path) -> Recovery | None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import fcntl
 import gzip
+import io
 import json
 import os
 import shutil
@@ -333,6 +334,23 @@ def test_a_file_cut_by_a_kill_is_truncated_to_its_last_whole_record(tmp_path: Pa
     held.unlink()
     (recovery,) = recover_folder(tmp_path)
     assert recovery.path is None and not empty.exists()
+
+
+def test_records_larger_than_a_read_are_found_whole_or_cut(tmp_path: Path) -> None:
+    """Members that inflate to more than the scan's 1 MiB reads (a page of 3 MB, as real pages
+    reach), cut in their middle or followed by garbage, are still told apart."""
+    text = b" ".join(b"word%d" % (number % 5000) for number in range(450_000))  # 3.2 MB
+    writer = WarcWriterThread(tmp_path, "big", 1 << 30, {}, lambda written: None, _fail)
+    for number in range(3):
+        writer.submit(capture(number, text))
+    writer.close()
+    (path,) = tmp_path.glob("*.warc.gz")
+    data = path.read_bytes()
+    assert whole_members_end(io.BytesIO(data)) == (7, len(data))
+    assert whole_members_end(io.BytesIO(data + b"not gzip")) == (7, len(data))
+    records, end = whole_members_end(io.BytesIO(data[: len(data) // 2]))
+    assert 1 <= records < 7 and 0 < end < len(data) // 2
+    assert whole_members_end(io.BytesIO(data[:end])) == (records, end)
 
 
 def test_bad_settings_name_the_setting() -> None:
