@@ -150,6 +150,50 @@ def test_files_rotate_by_size_and_sort_in_writing_order(crawled: Path) -> None:
     assert stats["websim/warc/bytes"] == sum(path.stat().st_size for path in files)
 
 
+PLAIN_SPIDER = """
+import scrapy
+
+
+class Plain(scrapy.Spider):
+    name = "plain"
+
+    def __init__(self, start_url, **kwargs):
+        super().__init__(**kwargs)
+        self.start_urls = [start_url]
+
+    def parse(self, response):
+        yield {"url": response.url}
+"""
+
+
+@pytest.mark.slow
+def test_any_scrapy_project_with_the_addon_writes_warc(site: RecordingSite, tmp_path: Path) -> None:
+    """A spider that is not the project's, in no project, with only the add-on and the setting."""
+    (tmp_path / "plain.py").write_text(PLAIN_SPIDER, encoding="utf-8")
+    command = [
+        sys.executable,
+        "-m",
+        "scrapy",
+        "runspider",
+        "plain.py",
+        "-a",
+        "start_url=" + site.url,
+    ]
+    command += ["-s", 'ADDONS={"websim_crawler.addon.OutputsAddon": 0}', "-s", "LOG_LEVEL=INFO"]
+    command += ["-s", f"WEBSIM_WARC_OUTPUT={tmp_path / 'warc'}", "-s", "ROBOTSTXT_OBEY=0"]
+    environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    done = subprocess.run(
+        command, cwd=tmp_path, env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    records = read_records(tmp_path / "warc")
+    assert [(record.type, record.url) for record in records[1:]] == [
+        ("response", site.url),
+        ("request", site.url),
+    ]
+    assert records[0].type == "warcinfo" and "isPartOf: plain" in records[0].payload.decode()
+
+
 def pywb_bin() -> Path | None:
     """Return the folder of pywb's ``wayback`` and ``wb-manager`` (``$PYWB_BIN``, the Makefile's
     ``.venv-pywb``, or ``PATH``), or ``None``."""
