@@ -19,10 +19,12 @@ import urllib.request
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from scrapy import FormRequest
+from scrapy import FormRequest, Request
 from scrapy.http import HtmlResponse
+from scrapy.utils.test import get_crawler
 from support.crawl_runs import QUERIES
 from support.warc_runs import (
     RecordingSite,
@@ -35,7 +37,7 @@ from support.warc_runs import (
 
 from websim_crawler._imports import available
 from websim_crawler.archive.files import OPEN_SUFFIX, recover_folder, whole_members_end
-from websim_crawler.archive.middleware import capture_of
+from websim_crawler.archive.middleware import WarcWriterMiddleware, capture_of
 from websim_crawler.archive.records import Capture
 from websim_crawler.archive.writer import WarcWriterThread, Written, serialise
 from websim_crawler.config import RenderParams, WebsimConfig
@@ -395,6 +397,32 @@ def test_records_larger_than_a_read_are_found_whole_or_cut(tmp_path: Path) -> No
     records, end = whole_members_end(io.BytesIO(data[: len(data) // 2]))
     assert 1 <= records < 7 and 0 < end < len(data) // 2
     assert whole_members_end(io.BytesIO(data[:end])) == (records, end)
+
+
+def handed_on(coroutine: Any) -> Any:
+    """Run a ``process_response`` that must return without waiting for the writer."""
+    try:
+        coroutine.send(None)
+    except StopIteration as returned:
+        return returned.value
+    raise AssertionError("the response waited for the writer")
+
+
+def test_responses_over_the_size_cap_or_from_the_cache_are_not_written(tmp_path: Path) -> None:
+    crawler = get_crawler(
+        settings_dict={"WEBSIM_WARC_OUTPUT": str(tmp_path / "warc"), "DOWNLOAD_MAXSIZE": 1000}
+    )
+    crawler.stats.open_spider()
+    middleware = WarcWriterMiddleware.from_crawler(crawler)
+    request = Request("http://127.0.0.1/big")
+    big = HtmlResponse(request.url, body=b"x" * 1001, request=request)
+    assert handed_on(middleware.process_response(request, big)) is big
+    allowed = Request(request.url, meta={"download_maxsize": 2000})
+    cached = HtmlResponse(request.url, body=b"x" * 1001, request=allowed, flags=["cached"])
+    assert handed_on(middleware.process_response(allowed, cached)) is cached
+    assert crawler.stats.get_value("websim/warc/skipped/too_large") == 1
+    assert crawler.stats.get_value("websim/warc/skipped/cached") == 1
+    assert list((tmp_path / "warc").iterdir()) == []
 
 
 def test_bad_settings_name_the_setting() -> None:
