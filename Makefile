@@ -31,6 +31,13 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[render,distributed,warc,test,bench,gallery]"
 	touch $(STAMP) $(BASE_STAMP)
 
+# pywb (the WARC replay the archive tests replay a crawl in) pins redis==2.10.6, which the
+# [distributed] extra's redis>=5 excludes: it gets a virtualenv of its own.
+PYWB_VENV := .venv-pywb
+$(PYWB_VENV)/bin/wayback:
+	$(PYTHON) -m venv $(PYWB_VENV)
+	$(PYWB_VENV)/bin/python -m pip install --quiet "pywb>=2.8"
+
 system-packages:
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES)" APT_OPTIONS=""
 	@$(MAKE) --no-print-directory apt-install PACKAGES="$(APT_PACKAGES_LEAN)" APT_OPTIONS="--no-install-recommends"
@@ -51,7 +58,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check websim_crawler tests benchmarks
 	$(BIN)/mypy websim_crawler
 
-test: system-packages $(STAMP) lint
+test: system-packages $(STAMP) $(PYWB_VENV)/bin/wayback lint
 	$(BIN)/python -m pytest -q
 
 bench: $(STAMP)
@@ -64,4 +71,4 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/real_sites.py
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) $(PYWB_VENV) build dist *.egg-info

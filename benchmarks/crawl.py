@@ -10,7 +10,8 @@ AutoThrottle and no robots.txt, and write a JSON Lines feed:
 
 * ``bare``: a plain Scrapy spider that yields ``{url, html}`` items, no pipeline;
 * ``deepweb``: the project's spider and settings with the analysis pipeline, for 0 (in the
-  crawl's process), 1, 2 and 4 analysis workers and the default (the usable CPUs).
+  crawl's process), 1, 2 and 4 analysis workers and the default (the usable CPUs); with
+  ``--warc`` each also with its WARC files written (``WEBSIM_WARC_OUTPUT``).
 
 Each crawl is a subprocess; its time is Scrapy's own ``elapsed_time_seconds`` (spider open to
 close, without the interpreter's start-up), and the peak resident memory of its process tree is
@@ -23,6 +24,7 @@ Usage::
     .venv/bin/python benchmarks/crawl.py                  # both rounds, workers 0, 1, 2, 4
     .venv/bin/python benchmarks/crawl.py --copies 1 --workers 2  # 181 records, one config
     .venv/bin/python benchmarks/crawl.py --rounds a --repeat 5  # medians of 5 interleaved runs
+    .venv/bin/python benchmarks/crawl.py --workers 2 --warc --repeat 3  # with and without WARC
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ import gzip
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -47,7 +50,9 @@ from urllib.parse import parse_qs, urlsplit
 import psutil
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGES_DIR = ROOT / ".." / "shared" / "datasets" / "article-extraction-benchmark" / "html"
+# ../shared/datasets beside the repository, or $DATASETS_DIR (a worktree elsewhere)
+DATASETS = Path(os.environ.get("DATASETS_DIR") or ROOT / ".." / "shared" / "datasets")
+PAGES_DIR = DATASETS / "article-extraction-benchmark" / "html"
 QUERIES = ("volcano", "river", "election", "market")
 RESULTS_PER_PAGE = 10
 CONCURRENCY = 4  # the project's CONCURRENT_REQUESTS_PER_DOMAIN: a polite crawl of one site
@@ -267,11 +272,15 @@ def deepweb_crawl(
     max_pages: int,
     concurrency: int,
     similarity: bool = False,
+    warc: bool = False,
 ) -> Crawl:
     """Crawl the site with ``scrapy crawl deepweb`` and the analysis on ``workers`` processes
-    (with the similarity stage writing ``pairs.json`` when ``similarity``)."""
-    label = ("default" if workers is None else str(workers)) + (
-        ", similarity" if similarity else ""
+    (with the similarity stage writing ``pairs.json`` when ``similarity``, and WARC files in
+    ``warc-LABEL/`` when ``warc``)."""
+    label = (
+        ("default" if workers is None else str(workers))
+        + (", similarity" if similarity else "")
+        + (", warc" if warc else "")
     )
     feed = folder / f"deepweb-{label.replace(', ', '-')}.jsonl"
     command = [
@@ -284,6 +293,10 @@ def deepweb_crawl(
         command += ["-s", f"WEBSIM_ANALYSIS_WORKERS={workers}"]
     if similarity:
         command += ["-s", f"WEBSIM_SIMILARITY_OUTPUT={folder / 'pairs.json'}"]
+    if warc:
+        archive = folder / f"warc-{label.replace(', ', '-')}"
+        shutil.rmtree(archive, ignore_errors=True)
+        command += ["-s", f"WEBSIM_WARC_OUTPUT={archive}"]
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
     return run_crawl(f"deepweb, workers {label}", command, ROOT, feed, env)
 
@@ -327,6 +340,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="also crawl with the similarity stage on (WEBSIM_SIMILARITY_OUTPUT), per worker count",
     )
+    parser.add_argument(
+        "--warc",
+        action="store_true",
+        help="also crawl with WARC files written (WEBSIM_WARC_OUTPUT), per worker count, and "
+        "time the reactor's and the writer thread's share of a page",
+    )
     args = parser.parse_args(argv)
     # As pip does for an installed package: an editable checkout run with
     # PYTHONDONTWRITEBYTECODE would compile websim's modules in every crawl and worker server.
@@ -351,17 +370,26 @@ def main(argv: Sequence[str] | None = None) -> int:
                     crawls = [bare_crawl(site, folder, args.concurrency)]
                     for workers in [*args.workers, None]:
                         for similarity in [False, True] if args.similarity else [False]:
-                            crawls.append(
-                                deepweb_crawl(
-                                    site, folder, workers, max_pages, args.concurrency, similarity
+                            for warc in [False, True] if args.warc else [False]:
+                                crawls.append(
+                                    deepweb_crawl(
+                                        site,
+                                        folder,
+                                        workers,
+                                        max_pages,
+                                        args.concurrency,
+                                        similarity,
+                                        warc,
+                                    )
                                 )
-                            )
                     runs.append(crawls)
                 crawls = [median_run(same) for same in zip(*runs, strict=True)]
                 default = next(
                     crawl for crawl in crawls if crawl.name == "deepweb, workers default"
                 )
                 feed_ratio = default.feed_bytes / html_bytes(folder / "deepweb-default.jsonl")
+                archived = sorted((folder / "warc-default-warc").glob("*.warc.gz"))
+                archived_bytes = sum(path.stat().st_size for path in archived)
         finally:
             site.close()
         bare = crawls[0].seconds
@@ -378,7 +406,46 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{crawl.peak_rss_mb:.0f} | {crawl.feed_bytes / 2**20:.1f} |"
             )
         print(f"default crawl's feed / the HTML it holds: {feed_ratio:.2f}x")
+        if archived:
+            print(f"default crawl's WARC: {len(archived)} file(s), {archived_bytes / 2**20:.1f} MB")
+    if args.warc:
+        print_warc_shares(pages)
     return 0
+
+
+def print_warc_shares(pages: Sequence[bytes]) -> None:
+    """Time what a page's archiving costs on the reactor (taking the capture and queueing it)
+    against the writer thread's work (warcio's records, gzip, the append), on the dataset."""
+    from scrapy import Request
+    from scrapy.http import HtmlResponse
+
+    from websim_crawler.archive.middleware import capture_of
+    from websim_crawler.archive.writer import serialise
+
+    responses = [
+        (
+            request := Request(f"http://127.0.0.1/record/{number}"),
+            HtmlResponse(
+                request.url,
+                body=page,
+                headers={"Content-Type": "text/html; charset=utf-8"},
+                request=request,
+            ),
+        )
+        for number, page in enumerate(pages)
+    ]
+    started = time.process_time()
+    captures = [capture_of(request, response) for request, response in responses]
+    reactor = time.process_time() - started
+    started = time.process_time()
+    written = sum(len(serialise(capture)[0]) for capture in captures)
+    thread = time.process_time() - started
+    print(
+        f"\nWARC per page ({len(pages)} pages): reactor (capture) {reactor / len(pages) * 1e6:.0f} "
+        f"us, writer thread (warcio records + gzip) {thread / len(pages) * 1e3:.1f} ms; "
+        f"thread / reactor = {thread / reactor:.0f}x; compressed to "
+        f"{written / sum(map(len, pages)):.2f} of the bodies"
+    )
 
 
 if __name__ == "__main__":

@@ -28,8 +28,9 @@
   pages) against the requests in flight at the kill (the killed worker's in-flight hash in
   Redis, the leased rows of the JOBDIR's frontier file), the pages the final clusters report
   accounts for (clustered, or skipped with a stated reason) out of the distinct pages crawled,
-  and the exit codes. Targets: 0 lost, 0 cut, repeats <= in flight, clusters covering
-  every page.
+  the exit codes, and the same for the crawl's WARC files (WEBSIM_WARC_OUTPUT, one folder for
+  both runs): pages with no response record, response records repeated. Targets: 0 lost, 0
+  cut, repeats <= in flight (feed and WARC), clusters covering every page.
 (e) Frontier: bytes per URL of the shared duplicate filter in Redis (``INFO memory``'s
   used_memory after adding N request fingerprints, minus before) for N in ``--fingerprints``,
   scrapy-redis' plain set against ``WEBSIM_REDIS_DUPEFILTER=bloom``; the Bloom filter's
@@ -377,6 +378,8 @@ class KillRun:
     covered: int = 0
     distinct: int = 0
     codes: tuple[int, ...] = ()
+    warc_lost: int = 0
+    warc_repeats: int = 0
 
     def holds(self) -> bool:
         """Tell whether the run meets every target."""
@@ -384,6 +387,8 @@ class KillRun:
             self.lost == 0
             and self.cut == 0
             and self.repeats <= self.in_flight
+            and self.warc_lost == 0
+            and self.warc_repeats <= self.in_flight
             and self.covered == self.distinct
             and self.codes[-1] == 0
         )
@@ -396,6 +401,22 @@ def read_feeds(feeds: list[Path]) -> tuple[list[str], int]:
     report = ReadReport()
     urls = [str(r["url"]) for feed in feeds if feed.exists() for r in iter_jsonl(feed, report)]
     return urls, sum(report.skipped.values())
+
+
+def count_archived(run: KillRun, folder: Path, pages: int) -> None:
+    """Set the run's WARC counts: site pages in no response record of ``folder/warc``, and
+    response records beyond one a page (robots.txt, fetched by every run, left out)."""
+    from warcio.archiveiterator import ArchiveIterator
+
+    urls = []
+    for path in sorted((folder / "warc").glob("*.warc.gz")):
+        with path.open("rb") as handle:
+            for record in ArchiveIterator(handle):
+                url = record.rec_headers.get_header("WARC-Target-URI") or ""
+                if record.rec_type == "response" and not url.endswith("/robots.txt"):
+                    urls.append(url)
+    run.warc_lost = pages - len(set(urls))
+    run.warc_repeats = len(urls) - len(set(urls))
 
 
 def covered_pages(report_path: Path, urls: set[str]) -> int:
@@ -450,6 +471,7 @@ def stage_options(folder: Path, name: str) -> list[str]:
         "DEPTH_LIMIT=0",
         "LOG_LEVEL=INFO",
         f"LOG_FILE={folder / name}.log",
+        f"WEBSIM_WARC_OUTPUT={folder / 'warc'}",
     ):
         options += ["-s", setting]
     return options
@@ -483,6 +505,7 @@ def jobdir_kill(
     run.distinct, run.repeats = len(set(urls)), len(urls) - len(set(urls))
     run.lost = pages - run.distinct
     run.covered = covered_pages(folder / "crawl-clusters.json", set(urls))
+    count_archived(run, folder, pages)
     return run
 
 
@@ -530,6 +553,7 @@ def redis_kill(
         stderr=subprocess.DEVNULL,
     )
     run.covered = covered_pages(report, set(urls))
+    count_archived(run, folder, pages)
     return run
 
 
@@ -555,8 +579,8 @@ def random_kills_part(
         f"report at the end, Redis lease {lease:g} s"
     )
     header = ("frontier", "window", "kill at", "written", "in flight", "repeats", "lost", "cut")
-    header += ("clusters", "exit codes", "ok")
-    line = "{:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>4} {:>3} {:>9} {:>10} {:>3}"
+    header += ("clusters", "exit codes", "warc lost", "warc repeats", "ok")
+    line = "{:>8} {:>7} {:>9} {:>7} {:>9} {:>7} {:>4} {:>3} {:>9} {:>10} {:>9} {:>12} {:>3}"
     print(line.format(*header))
     failures = 0
     draw = random.Random(20)
@@ -598,6 +622,7 @@ def random_kills_part(
                 row = (run.frontier, run.window, at, run.written_at_kill)
                 row += (run.in_flight, run.repeats, run.lost, run.cut)
                 row += (f"{run.covered}/{run.distinct}", ",".join(map(str, run.codes)))
+                row += (run.warc_lost, run.warc_repeats)
                 print(line.format(*row, "yes" if run.holds() else "NO"), flush=True)
     server.shutdown()
     print(f"runs meeting every target: {2 * kills - failures}/{2 * kills}")

@@ -1,8 +1,9 @@
 """The add-on that enables each optional websim component once its output setting is given.
 
-The collection stages (clustering, similarity, near-duplicates) and the stats file do nothing
-without their output setting; listed in ``ITEM_PIPELINES``/``EXTENSIONS`` regardless, each would
-log a "Disabled ... is not set" warning on every crawl. With
+The collection stages (clustering, similarity, near-duplicates), the stats file and the WARC
+writer do nothing without their output setting; listed in ``ITEM_PIPELINES``/``EXTENSIONS``/
+``DOWNLOADER_MIDDLEWARES`` regardless, each would log a "Disabled ... is not set" warning on
+every crawl. With
 ``ADDONS = {"websim_crawler.addon.OutputsAddon": 0}`` a component is enabled exactly when its
 output setting is given.
 
@@ -47,6 +48,12 @@ OPTIONAL_COMPONENTS = {
         820,
     ),
     "WEBSIM_STATS_OUTPUT": ("EXTENSIONS", "websim_crawler.extensions.StatsFile", 1000),
+    # Before redirects (600) and decompression (590), after the HTTP cache (900): see its module.
+    "WEBSIM_WARC_OUTPUT": (
+        "DOWNLOADER_MIDDLEWARES",
+        "websim_crawler.archive.middleware.WarcWriterMiddleware",
+        890,
+    ),
 }
 
 

@@ -56,6 +56,7 @@ ROOMS = (
     "distributed",
     "pipelines",
     "spiders",
+    "archive",  # the WARC writer: a downloader middleware, the spiders pass it -a warc
     "demo",
     "settings",
     "commands",

@@ -18,6 +18,7 @@ from scrapy.utils.test import get_crawler
 
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
+from websim_crawler.frontier.jobdir_scheduler import FRONTIER_FILE, SqliteFrontier
 from websim_crawler.pipelines._collection import CollectionPipeline
 from websim_crawler.pipelines.analysis import PageAnalysisPipeline
 from websim_crawler.pipelines.clustering import ClusteringPipeline
@@ -62,6 +63,15 @@ def run_crawl(
     finally:
         if process.poll() is None:
             process.kill()
+
+
+def in_flight_in_frontier(folder: Path) -> int:
+    """Return how many requests a killed crawl's frontier file (``folder/job``) holds leased."""
+    frontier = SqliteFrontier(folder / "job" / FRONTIER_FILE)
+    try:
+        return frontier.in_flight()
+    finally:
+        frontier.close()
 
 
 def serve_slow_demo(delay: float) -> tuple[ThreadingHTTPServer, str]:

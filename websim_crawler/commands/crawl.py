@@ -17,6 +17,7 @@ from typing import Any
 
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
+from websim_crawler.archive.middleware import WARC_WRITE_FAILED
 from websim_crawler.config import websim_config
 from websim_crawler.errors import nearest_hint
 from websim_crawler.feeds import FEED_WRITE_FAILED
@@ -29,6 +30,8 @@ FAILED_FINISH_REASONS = {
     "no_search_form": "the start page has no search form",
     FEED_WRITE_FAILED: "a feed could not be written and the crawl was stopped (the error above "
     "names the feed)",
+    WARC_WRITE_FAILED: "the WARC files could not be written and the crawl was stopped (the error "
+    "above names the folder)",
     "redis_unavailable": "Redis stayed unreachable longer than WEBSIM_REDIS_LEASE",
     "redis_state_lost": "Redis lost the crawl's queue and leases (no run marker)",
 }
@@ -92,6 +95,14 @@ class Command(ScrapyCrawlCommand):
     def short_desc(self) -> str:
         """One line for ``scrapy -h``."""
         return "Run a spider; exit code 1 when the crawl could do nothing"
+
+    def long_desc(self) -> str:
+        """The text under the usage line of ``scrapy crawl -h``."""
+        return (
+            "Run a spider; exit code 1 when the crawl could do nothing. Keep every response "
+            "fetched as WARC/1.1 files with -a warc=FOLDER (the websim spiders) or "
+            "-s WEBSIM_WARC_OUTPUT=FOLDER (any spider of a project with the websim add-on)."
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         """Run the crawl as Scrapy does, then set the exit code from its stats."""

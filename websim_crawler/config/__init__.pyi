@@ -1,5 +1,6 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
+from .archive import ArchiveParams
 from .crawl import CrawlParams
 from .distributed import DistributedParams, RedisKeys
 from .pool import PoolParams
@@ -16,6 +17,7 @@ from .websim import (
 )
 
 __all__ = [
+    "ArchiveParams",
     "CrawlParams",
     "DistributedParams",
     "InputParams",

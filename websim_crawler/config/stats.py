@@ -205,6 +205,24 @@ STATS: tuple[StatDoc, ...] = (
     ),
     StatDoc(
         "crawling",
+        (
+            "websim/warc/records",
+            "websim/warc/bytes",
+            "websim/warc/files",
+            "websim/warc/skipped/<why>",
+            "websim/warc/recovered_files",
+            "websim/warc/truncated_dropped",
+            "websim/warc/write_failed",
+        ),
+        (
+            "with `WEBSIM_WARC_OUTPUT`: WARC records, compressed bytes and files written; "
+            "responses not archived (`cached`, `too_large`); files a killed crawl left open that "
+            "this run repaired, cut last records dropped from them; `1` when a write failed "
+            "(finish reason `warc_write_failed`, exit 1, leases kept)"
+        ),
+    ),
+    StatDoc(
+        "crawling",
         ("websim/render/blocked/<reason>",),
         (
             "requests refused: `private_address`, `unresolved` (also Chromium's own update "

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, cast
 
+from websim_crawler.config.archive import ArchiveParams
 from websim_crawler.config.crawl import CrawlParams
 from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.config.pool import PoolParams
@@ -98,6 +99,7 @@ class WebsimConfig:
     crawl: CrawlParams = field(default_factory=CrawlParams)
     render: RenderParams = field(default_factory=RenderParams)
     reliability: ReliabilityParams = field(default_factory=ReliabilityParams)
+    archive: ArchiveParams = field(default_factory=ArchiveParams)
     clustering: ClusteringParams = field(default_factory=ClusteringParams)
     similarity: SimilarityParams = field(default_factory=SimilarityParams)
     neardup: NeardupParams = field(default_factory=NeardupParams)

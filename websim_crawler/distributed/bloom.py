@@ -38,7 +38,7 @@ BATCH = 500
 
 # ARGV: layers given, items, then (bits, hashes, capacity) per layer given, then for each item and
 # layer the two halves of its hash reduced modulo the layer's bits. The script derives the bit
-# positions as core.bloom.bit_positions does (every value stays below 2^34: exact in Lua's
+# positions as bloom_layout.bit_positions does (every value stays below 2^34: exact in Lua's
 # doubles). Returns {items processed, result per item (1 new, 0 seen)}; fewer processed than
 # sent means the newest layer filled and the next one was not given.
 _CHECK_AND_ADD_FUNCTION = """

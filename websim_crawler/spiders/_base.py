@@ -58,9 +58,13 @@ class WebsimSpider(scrapy.Spider):
     analysed_downstream = False
     site_origins: frozenset[str] = frozenset()  # scheme://host[:port] the crawl stays on
 
-    def __init__(self, *args: Any, render: object = "0", **kwargs: Any) -> None:
+    def __init__(
+        self, *args: Any, render: object = "0", warc: object = None, **kwargs: Any
+    ) -> None:
         check_arguments_known(type(self), self.name, kwargs)
         super().__init__(*args, **kwargs)
+        # -a warc=FOLDER: WEBSIM_WARC_OUTPUT, the folder of the crawl's WARC files
+        self.warc = str(warc).strip() if warc is not None else ""
         # render=auto: the browser is there, and AdaptiveRendering picks the pages it renders.
         self.render_auto = str(render).strip().lower() == "auto"
         self.render = self.render_auto or parse_flag(self.name, "render", render, "1, 0 or auto")
@@ -82,6 +86,8 @@ class WebsimSpider(scrapy.Spider):
         """Build the spider, read its settings and switch rendering on when asked."""
         report_errors_plainly()
         spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.warc:  # the add-on, applied after the spider is built, enables the writer
+            crawler.settings.set("WEBSIM_WARC_OUTPUT", spider.warc, priority="spider")
         config = websim_config(crawler)
         spider.params = config.crawl
         spider.max_elements = config.analysis.max_elements

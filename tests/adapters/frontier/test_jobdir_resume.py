@@ -14,7 +14,13 @@ import pytest
 import pytest_twisted
 from conftest import analysed
 from scrapy.utils.defer import deferred_from_coro
-from support.crawl_runs import QUERIES, run_crawl, serve_slow_demo, stage_pipelines
+from support.crawl_runs import (
+    QUERIES,
+    in_flight_in_frontier,
+    run_crawl,
+    serve_slow_demo,
+    stage_pipelines,
+)
 
 from websim_crawler.core.io import ReadReport, iter_jsonl
 from websim_crawler.core.page import SiteTemplateMemory
@@ -220,15 +226,6 @@ def requeued_at_last_start(log: Path) -> int:
     """Return how many in-flight requests the last run of a JOBDIR requeued when it started."""
     found = re.findall(r"JOBDIR: (\d+) request\(s\) in flight", log.read_text(encoding="utf-8"))
     return int(found[-1]) if found else 0
-
-
-def in_flight_in_frontier(folder: Path) -> int:
-    """Return how many requests a killed crawl's frontier file holds leased (in flight)."""
-    frontier = SqliteFrontier(folder / "job" / FRONTIER_FILE)
-    try:
-        return frontier.in_flight()
-    finally:
-        frontier.close()
 
 
 def page_keys(feed: Path, report: ReadReport | None = None) -> list[tuple[str, str]]:
