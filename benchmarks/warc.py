@@ -110,7 +110,7 @@ def fastwarc_alone(path: Path) -> int:
 
 def websim_reader(path: Path, engine: str) -> int:
     """websim's reader: the pages with every check and count."""
-    from websim_crawler.core.io.warc_reader import ArchiveReport, iter_archive_pages
+    from websim_crawler.core.warc import ArchiveReport, iter_archive_pages
 
     report = ArchiveReport()
     pages = iter_archive_pages(str(path), report, max_page_bytes=32_000_000, engine=engine)
@@ -183,7 +183,7 @@ def reading_share(path: Path) -> float:
     total = stats.total_tt  # type: ignore[attr-defined]
     reading = 0.0
     for (filename, _line, function), row in stats.stats.items():  # type: ignore[attr-defined]
-        if filename.endswith("warc_reader.py") and function == "iter_archive_pages":
+        if filename.endswith("core/warc.py") and function == "iter_archive_pages":
             reading = max(reading, row[3])  # cumulative time of the reading generator
     return reading / total if total else 0.0
 

@@ -82,6 +82,8 @@ def test_each_optional_component_is_enabled_only_with_its_output() -> None:
         "WEBSIM_SIMILARITY_OUTPUT",
         "WEBSIM_NEARDUP_OUTPUT",
         "WEBSIM_STATS_OUTPUT",
+        "WEBSIM_MATCH_INDEX",
+        "WEBSIM_WARC_OUTPUT",
     }
 
 

@@ -76,6 +76,7 @@ CORE_ROOMS = (
     "language_model",
     "text",
     "html",
+    "warc",  # web archives read: pages decoded by the html room's rules
     "page",
     "crawling",
     "clustering",

@@ -5,7 +5,7 @@ A source is an http(s) URL, a folder, a glob pattern or a file; a file is told b
 a JSON Lines feed (a crawl's feed or ``websim extract`` output: ``{``) or an HTML page. Folders
 and patterns give their files of these kinds (sorted, at most ``WEBSIM_MAX_INPUT_FILES``).
 ``InputReader`` yields every input as records (``records``, for cluster, similar and neardup) or
-as pages to analyse (``pages``, for extract); archives are read by ``core.io.warc_reader``, feeds
+as pages to analyse (``pages``, for extract); archives are read by ``core.warc``, feeds
 by ``FeedReader`` and pages by ``read_page``, each with its bounds; every record left out is
 counted by reason and told in one summary line.
 """
@@ -29,7 +29,7 @@ from websim_crawler.cli._sources import (
 )
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import ReadReport
-from websim_crawler.core.io.warc_reader import (
+from websim_crawler.core.warc import (
     ArchivedPage,
     ArchiveReport,
     archive_kind,
