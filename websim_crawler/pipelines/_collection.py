@@ -74,9 +74,11 @@ async def outcome_of(future: concurrent.futures.Future[PageOutcome]) -> PageOutc
 class StageRecords:
     """The prepared records of the items passing through the pipelines, for every stage.
 
-    The analysis pipeline puts each item's record here; an item without one (no analysis
-    pipeline before the stages) is prepared in a pool of this registry's own. Records live while
-    their item is in the pipelines: the item's end (scraped, dropped, failed) removes them.
+    The analysis pipeline puts each item's record here, as its worker returned it; an item
+    without one (no analysis pipeline before the stages) is prepared in a pool of this
+    registry's own. A record is kept with its item, and found again only for that very item
+    (an item of any type: dict, dataclass, ``scrapy.Item``); the item's end in the pipelines
+    (scraped, dropped, failed) lets both go.
     """
 
     def __init__(self, crawler: Crawler, config: WebsimConfig) -> None:
@@ -85,7 +87,9 @@ class StageRecords:
         self.plan = StagePlan(
             config.analysis, html_field=config.items.html_field, drop_html=config.items.drop_html
         )
-        self._records: dict[int, dict[str, Any] | str] = {}
+        # id(item) -> (item, record): holding the item keeps its id from being reused by
+        # another item while the record waits, and the lookup checks it is the same item.
+        self._records: dict[int, tuple[Any, dict[str, Any] | str]] = {}
         self._pool: AnalysisPool | None = None
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(self._forget, signal=signal)
@@ -102,11 +106,15 @@ class StageRecords:
     def put(self, item: Any, record: dict[str, Any] | None) -> None:
         """Keep the record the analysis prepared for ``item``."""
         if record is not None:
-            self._records[id(item)] = record
+            self._records[id(item)] = (item, record)
+
+    def _record_of(self, item: Any) -> dict[str, Any] | str | None:
+        kept = self._records.get(id(item))
+        return kept[1] if kept is not None and kept[0] is item else None
 
     async def prepared(self, item: Any) -> dict[str, Any] | str:
         """Return the item's prepared record, or why it could not be prepared."""
-        record = self._records.get(id(item))
+        record = self._record_of(item)
         if record is None and not needs_worker(ItemAdapter(item), self.plan):
             record = prepare_record(ItemAdapter(item), self.plan)  # fields picked, no parsing
         if record is None:
@@ -120,7 +128,7 @@ class StageRecords:
             record = outcome.stage_record
             if record is None:
                 record = str(outcome.dropped or outcome.failed)
-            self._records[id(item)] = record
+            self._records[id(item)] = (item, record)
         return record
 
     def _forget(self, item: Any, **_: Any) -> None:

@@ -23,12 +23,15 @@ import pytest
 import pytest_twisted
 from PIL import Image
 from scrapy.utils.defer import deferred_from_coro
+from scrapy.utils.test import get_crawler
 from support.crawl_runs import QUERIES, run_crawl, serve_slow_demo, stage_pipelines
 
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.core.similarity.comparison import compare_pages, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.portable import features_from_dict, features_to_dict
+from websim_crawler.items import PageItem
+from websim_crawler.pipelines._collection import stage_records_of
 
 REPO = Path(__file__).resolve().parents[3]
 SENTENCE = "The expedition reached the northern ridge of the volcano after {} long days of walking."
@@ -213,3 +216,17 @@ def test_sigkill_then_resume_every_stage_covers_the_whole_crawl(tmp_path: Path) 
     log = (killed / "crawl.log").read_text(encoding="utf-8")
     assert "resumed with" in log
     assert "websim/similarity/records/missing" not in log or "were lost" in log
+
+
+@pytest_twisted.inlineCallbacks
+def test_a_record_is_found_again_only_for_its_own_item() -> Any:
+    # Items whose records were never released (no item_scraped signal here) and are then let
+    # go: a later item that happens to be allocated at the same address gets its own record.
+    registry = stage_records_of(get_crawler(settings_dict={"WEBSIM_ANALYSIS_WORKERS": 0}))
+    registry.enable("neardup")
+    for number in range(200):
+        registry.put(PageItem(url=f"http://a.test/{number}"), {"url": f"http://a.test/{number}"})
+    for number in range(200):
+        fresh = PageItem(url=f"http://b.test/{number}")
+        record = yield deferred_from_coro(registry.prepared(fresh))
+        assert record["url"] == f"http://b.test/{number}"
