@@ -1,104 +1,122 @@
-"""The add-on that enables each optional websim component once its output setting is given.
+"""All of websim's Scrapy wiring in one add-on, ``websim_crawler.addon.WebsimAddon``.
 
-The collection stages (clustering, similarity, near-duplicates), the stats file and the WARC
-writer do nothing without their output setting; listed in ``ITEM_PIPELINES``/``EXTENSIONS``/
-``DOWNLOADER_MIDDLEWARES`` regardless, each would log a "Disabled ... is not set" warning on
-every crawl. With
-``ADDONS = {"websim_crawler.addon.OutputsAddon": 0}`` a component is enabled exactly when its
-output setting is given.
+The project's settings list it, and the websim spiders add it to any project that runs them. It
+puts in place, each only where the project has not chosen otherwise:
+
+- the page components: the analysis pipeline (300), Retry-After (560) and browser-like decoding
+  (585) downloader middlewares, the origin-aware offsite filter in the place of Scrapy's, the
+  capped robots.txt parser, item-by-item durable feeds encoded by orjson, the one-line item log
+  formatter and the JOBDIR scheduler;
+- rendering (scrapy-playwright with the browser module) when a websim spider is asked to render
+  (``-a render=1|auto``);
+- each optional component once its output setting is given (``OPTIONAL_COMPONENTS``: the
+  collection stages, the match stage, the stats file, the WARC writer), and no other: listed
+  regardless, each would log a "Disabled ... is not set" warning on every crawl;
+- the scrapy-redis frontier when ``WEBSIM_REDIS_URL`` is set (``distributed.wiring``).
 
 A stage whose output setting is set but which is not in the crawl (the add-on left out, say by an
-``ADDONS = {}`` below the settings that list it, as Scrapy's project template has) is refused at
-start in one line naming it (``check_outputs_running``, called by the analysis pipeline, which
-Scrapy builds once the add-ons have run): its output would silently never be written.
+``ADDONS = {}`` below the settings that enable it, as Scrapy's project template has) is refused at
+start in one line naming it (``components.check_outputs_running``, called by ``scrapy crawl`` of
+``websim_crawler.commands`` and by the analysis pipeline): its output would silently never be
+written.
 """
 
 from __future__ import annotations
 
+from typing import Self
+
+from scrapy.crawler import Crawler
 from scrapy.settings import BaseSettings
-from scrapy.utils.conf import build_component_list
-from scrapy.utils.misc import load_object
 
-from websim_crawler.errors import ConfigError
+from websim_crawler.browser.playwright_wiring import enable_rendering
+from websim_crawler.components import OPTIONAL_COMPONENTS, PAGE_ANALYSIS
+from websim_crawler.distributed.wiring import JOBDIR_SCHEDULER, wire_distributed
+from websim_crawler.middlewares.robots_parser import CAPPED_ROBOTS_PARSER, SCRAPY_ROBOTS_PARSER
+from websim_crawler.spiders._base import WebsimSpider
 
-ADDON = "websim_crawler.addon.OutputsAddon"
-
-# output setting -> (component setting, component, order). The collection stages come after
-# PageAnalysisPipeline (300), whose fields they read.
-OPTIONAL_COMPONENTS = {
-    "WEBSIM_CLUSTERS_OUTPUT": (
-        "ITEM_PIPELINES",
-        "websim_crawler.pipelines.clustering.ClusteringPipeline",
-        800,
-    ),
-    "WEBSIM_SIMILARITY_OUTPUT": (
-        "ITEM_PIPELINES",
-        "websim_crawler.pipelines.similarity.SimilarityPipeline",
-        810,
-    ),
-    # Matched as each page comes (not at the end), after the analysis whose keywords it reuses.
-    "WEBSIM_MATCH_INDEX": (
-        "ITEM_PIPELINES",
-        "websim_crawler.pipelines.matching.MatchPipeline",
-        310,
-    ),
-    "WEBSIM_NEARDUP_OUTPUT": (
-        "ITEM_PIPELINES",
-        "websim_crawler.pipelines.neardup.NearDuplicatePipeline",
-        820,
-    ),
-    "WEBSIM_STATS_OUTPUT": ("EXTENSIONS", "websim_crawler.extensions.StatsFile", 1000),
-    # Before redirects (600) and decompression (590), after the HTTP cache (900): see its module.
-    "WEBSIM_WARC_OUTPUT": (
+# The components every crawl with websim gets: (component setting, component, order).
+PAGE_COMPONENTS = (
+    ("ITEM_PIPELINES", PAGE_ANALYSIS, 300),
+    # Retries of 429/503 answers wait for their Retry-After (up to WEBSIM_RETRY_AFTER_MAX s).
+    ("DOWNLOADER_MIDDLEWARES", "websim_crawler.middlewares.retry_after.RetryAfterMiddleware", 560),
+    # After decompression (590): decode pages as browsers do (middlewares/response_decoding.py).
+    (
         "DOWNLOADER_MIDDLEWARES",
-        "websim_crawler.archive.middleware.WarcWriterMiddleware",
-        890,
+        "websim_crawler.middlewares.response_decoding.PageDecodingMiddleware",
+        585,
     ),
+)
+SCRAPY_OFFSITE = "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"
+ORIGIN_OFFSITE = "websim_crawler.middlewares.site_origin.SiteOriginOffsiteMiddleware"
+OFFSITE_ORDER = 50  # Scrapy's own place for its offsite filter (DOWNLOADER_MIDDLEWARES_BASE)
+# Settings whose Scrapy default gives way (a value the project or command line chose stays).
+DEFAULT_CHOICES = {
+    "SCHEDULER": JOBDIR_SCHEDULER,
+    # Scraped and dropped items logged as one line (URL, kind, main text, keywords), not whole.
+    "LOG_FORMATTER": "websim_crawler.logformatter.ItemSummaryLogFormatter",
 }
+# Feeds written item by item (a killed crawl leaves valid JSON Lines) and encoded by orjson
+# (Scrapy's exporter cost the crawl's process as much as a download): websim_crawler/feeds.py.
+FEED_COMPONENTS = {
+    "FEED_STORAGES": {
+        scheme: "websim_crawler.feeds.DurableFileFeedStorage" for scheme in ("", "file")
+    },
+    "FEED_EXPORTERS": {
+        name: "websim_crawler.feeds.OrjsonLinesItemExporter"
+        for name in ("jsonlines", "jsonl", "jl")
+    },
+}
+ADAPTIVE_RENDERING = "websim_crawler.middlewares.adaptive_rendering.AdaptiveRendering"
+ADAPTIVE_RENDERING_ORDER = 580
 
 
-class OutputsAddon:
-    """Enable each optional component whose output setting is given (and no other)."""
+class WebsimAddon:
+    """Wire websim's components into a crawl (see the module's text for what and when)."""
+
+    def __init__(self, crawler: Crawler | None = None) -> None:
+        self.crawler = crawler
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        """Build the add-on for ``crawler`` (its spider is built: rendering is its choice)."""
+        return cls(crawler)
 
     def update_settings(self, settings: BaseSettings) -> None:
-        """Add the configured components (one listed by the project already stays as it is)."""
+        """Add the components (one the project lists or disables already stays as it is)."""
+        for component_setting, component, order in PAGE_COMPONENTS:
+            _add(settings, component_setting, component, order)
+        middlewares = settings["DOWNLOADER_MIDDLEWARES"]
+        if SCRAPY_OFFSITE not in middlewares and ORIGIN_OFFSITE not in middlewares:
+            middlewares[SCRAPY_OFFSITE] = None
+            middlewares[ORIGIN_OFFSITE] = OFFSITE_ORDER
+        if settings.get("ROBOTSTXT_PARSER") == SCRAPY_ROBOTS_PARSER:
+            settings.set("ROBOTSTXT_PARSER", CAPPED_ROBOTS_PARSER, priority="addon")
+        for name, value in DEFAULT_CHOICES.items():
+            if not settings.getpriority(name):  # still Scrapy's default
+                settings.set(name, value, priority="addon")
+        for name, components in FEED_COMPONENTS.items():
+            for key, component in components.items():
+                if key not in settings[name]:
+                    settings[name][key] = component
         for output, (component_setting, component, order) in OPTIONAL_COMPONENTS.items():
-            components = settings[component_setting]
-            if settings.get(output) and component not in components:
-                components[component] = order
+            if settings.get(output):
+                _add(settings, component_setting, component, order)
+        self._wire_rendering(settings)
+        wire_distributed(settings)  # inert while WEBSIM_REDIS_URL is unset
+
+    def _wire_rendering(self, settings: BaseSettings) -> None:
+        """Route downloads through the browser when the crawl's websim spider renders."""
+        spider = self.crawler.spider if self.crawler is not None else None
+        if not isinstance(spider, WebsimSpider) or not spider.render:
+            return
+        assert self.crawler is not None
+        enable_rendering(self.crawler, spider.name, spider.render_params)
+        if spider.render_auto:
+            _add(settings, "DOWNLOADER_MIDDLEWARES", ADAPTIVE_RENDERING, ADAPTIVE_RENDERING_ORDER)
 
 
-def outputs_not_running(settings: BaseSettings) -> list[str]:
-    """Return the output settings that are set while their component is not in the crawl."""
-    return [
-        output
-        for output, (component_setting, component, _order) in OPTIONAL_COMPONENTS.items()
-        if settings.get(output) and not _listed(settings, component_setting, component)
-    ]
-
-
-def check_outputs_running(settings: BaseSettings) -> None:
-    """Raise ``ConfigError`` (one line, exit 1) for an output set whose stage is not running."""
-    missing = outputs_not_running(settings)
-    if missing:
-        components = ", ".join(
-            OPTIONAL_COMPONENTS[output][1].rsplit(".", 1)[1] for output in missing
-        )
-        raise ConfigError(
-            f"{', '.join(missing)} set but {components} not running: add "
-            f'"{ADDON}": 0 to ADDONS (an ADDONS = {{}} after it replaces it) or list the '
-            "component yourself"
-        )
-
-
-def _listed(settings: BaseSettings, component_setting: str, component: str) -> bool:
-    """Tell whether ``component`` (or a subclass) is enabled in ``component_setting``."""
-    wanted = load_object(component)
-    for listed in build_component_list(settings.getwithbase(component_setting)):
-        try:
-            loaded = load_object(listed) if isinstance(listed, str) else listed
-        except (ImportError, NameError, ValueError):  # Scrapy reports it when it builds them
-            continue
-        if loaded is wanted or (isinstance(loaded, type) and issubclass(loaded, wanted)):
-            return True
-    return False
+def _add(settings: BaseSettings, component_setting: str, component: str, order: int) -> None:
+    """Put ``component`` in ``component_setting`` unless the project lists it (or ``None``)."""
+    components = settings[component_setting]
+    if component not in components:
+        components[component] = order

@@ -11,7 +11,8 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
 from websim_crawler import settings as project_settings
-from websim_crawler.addon import OPTIONAL_COMPONENTS, OutputsAddon
+from websim_crawler.addon import WebsimAddon
+from websim_crawler.components import OPTIONAL_COMPONENTS
 from websim_crawler.items import PageItem
 from websim_crawler.logformatter import ItemSummaryLogFormatter, item_summary
 
@@ -64,14 +65,14 @@ def settings_with(**values: str) -> Settings:
 
 def test_each_optional_component_is_enabled_only_with_its_output() -> None:
     bare = settings_with()
-    OutputsAddon().update_settings(bare)
+    WebsimAddon().update_settings(bare)
     assert dict(bare["ITEM_PIPELINES"]) == {"websim_crawler.pipelines.PageAnalysisPipeline": 300}
     assert "websim_crawler.extensions.StatsFile" not in bare["EXTENSIONS"]
 
     configured = settings_with(
         WEBSIM_CLUSTERS_OUTPUT="clusters.json", WEBSIM_STATS_OUTPUT="stats.json"
     )
-    OutputsAddon().update_settings(configured)
+    WebsimAddon().update_settings(configured)
     pipelines = dict(configured["ITEM_PIPELINES"])
     assert pipelines["websim_crawler.pipelines.clustering.ClusteringPipeline"] == 800
     assert "websim_crawler.pipelines.similarity.SimilarityPipeline" not in pipelines
@@ -90,7 +91,7 @@ def test_each_optional_component_is_enabled_only_with_its_output() -> None:
 def test_a_stage_listed_by_the_project_keeps_its_order() -> None:
     settings = settings_with(WEBSIM_NEARDUP_OUTPUT="neardup.json")
     settings["ITEM_PIPELINES"]["websim_crawler.pipelines.neardup.NearDuplicatePipeline"] = 900
-    OutputsAddon().update_settings(settings)
+    WebsimAddon().update_settings(settings)
     assert (
         settings["ITEM_PIPELINES"]["websim_crawler.pipelines.neardup.NearDuplicatePipeline"] == 900
     )

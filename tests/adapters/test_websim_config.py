@@ -53,7 +53,7 @@ def test_components_of_one_crawler_share_one_config(tmp_path: Path) -> None:
             "WEBSIM_SIMILARITY_OUTPUT": str(tmp_path / "pairs.json"),
             "WEBSIM_STATS_OUTPUT": str(tmp_path / "stats.json"),
             "WEBSIM_RETRY_AFTER_MAX": "5",
-            "ADDONS": {"websim_crawler.addon.OutputsAddon": 0},  # as the project's settings
+            "ADDONS": {"websim_crawler.addon.WebsimAddon": 0},  # as the project's settings
         }
     )
     config = websim_config(crawler)
@@ -87,7 +87,7 @@ def test_an_output_set_whose_stage_is_not_running_is_refused_at_start(tmp_path: 
     output = {"WEBSIM_SIMILARITY_OUTPUT": str(tmp_path / "pairs.json")}
     with pytest.raises(ConfigError, match="WEBSIM_SIMILARITY_OUTPUT set but SimilarityPipeline"):
         build_from_crawler(PageAnalysisPipeline, get_crawler(settings_dict=output))
-    with_addon = {**output, "ADDONS": {"websim_crawler.addon.OutputsAddon": 0}}
+    with_addon = {**output, "ADDONS": {"websim_crawler.addon.WebsimAddon": 0}}
     listed = {
         **output,
         "ITEM_PIPELINES": {"websim_crawler.pipelines.similarity.SimilarityPipeline": 810},

@@ -52,11 +52,12 @@ ROOMS = (
     "middlewares",
     "extensions",
     "feeds",
-    "addon",  # the wiring of the components, by name: the analysis pipeline checks it
+    "components",  # which components a crawl runs, by name: the pipelines and spiders ask
     "distributed",
     "pipelines",
     "spiders",
     "archive",  # the WARC writer: a downloader middleware, the spiders pass it -a warc
+    "addon",  # all the wiring: the components above, put in a crawl
     "demo",
     "settings",
     "commands",

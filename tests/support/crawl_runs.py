@@ -33,7 +33,7 @@ def stage_pipelines(settings: dict[str, Any]) -> tuple[Any, Any, list[Collection
     """A crawler, its analysis pipeline and its three stages, as a crawl builds them."""
     # The add-on lists the stages, as the project's settings have it.
     crawler = get_crawler(
-        settings_dict={"ADDONS": {"websim_crawler.addon.OutputsAddon": 0}, **settings}
+        settings_dict={"ADDONS": {"websim_crawler.addon.WebsimAddon": 0}, **settings}
     )
     crawler.stats.open_spider()
     analysis = PageAnalysisPipeline.from_crawler(crawler)

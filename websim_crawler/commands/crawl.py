@@ -18,8 +18,9 @@ from typing import Any
 from scrapy.commands.crawl import Command as ScrapyCrawlCommand
 
 from websim_crawler.archive.middleware import WARC_WRITE_FAILED
+from websim_crawler.components import check_outputs_running
 from websim_crawler.config import websim_config
-from websim_crawler.errors import nearest_hint
+from websim_crawler.errors import ConfigError, nearest_hint
 from websim_crawler.feeds import FEED_WRITE_FAILED
 from websim_crawler.logformatter import report_errors_plainly
 
@@ -120,6 +121,12 @@ class Command(ScrapyCrawlCommand):
                 f"the spiders: {', '.join(sorted(names)) or 'none'}",
                 file=sys.stderr,
             )
+            self.exitcode = 1
+            return
+        try:
+            check_outputs_running(crawler.settings)
+        except ConfigError as exc:
+            print(f"scrapy crawl: {exc}", file=sys.stderr)
             self.exitcode = 1
             return
         self.crawler_process.crawl(crawler, **opts.spargs)

@@ -1,7 +1,7 @@
 """Running websim on many machines: scrapy-redis workers sharing one frontier, seeds in Redis.
 
 ``-s WEBSIM_REDIS_URL=redis://host:6379/0`` switches the ``deepweb`` and ``site`` spiders into
-workers (see :mod:`websim_crawler.distributed.redis_addon`); ``websim seed`` pushes their seeds.
+workers (see :mod:`websim_crawler.distributed.wiring`); ``websim seed`` pushes their seeds.
 Nothing here imports scrapy-redis until the switch is on. Its settings are ``config.distributed``.
 """
 

@@ -21,7 +21,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.defer import Deferred, DeferredSemaphore
 from twisted.internet.threads import deferToThread
 
-from websim_crawler.addon import check_outputs_running
+from websim_crawler.components import check_outputs_running
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.html import DOUBTFUL
 from websim_crawler.core.page import SiteTemplateMemory

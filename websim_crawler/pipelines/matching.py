@@ -2,7 +2,7 @@
 
 Enable it with ``WEBSIM_MATCH_INDEX=refs.idx`` (an index built with ``websim index``) and the
 ``ITEM_PIPELINES`` entry ``websim_crawler.pipelines.matching.MatchPipeline`` after the analysis
-pipeline (its keywords and links are reused), or through ``OutputsAddon``. Each item gets its
+pipeline (its keywords and links are reused), or through ``WebsimAddon``. Each item gets its
 ``WEBSIM_MATCH_TOP`` best references for the question asked (``WEBSIM_SIMILARITY_QUESTION``;
 ``auto``: looks-alike) in its ``reference_matches`` field; the page is parsed and matched in a
 thread, never on the reactor. Stats: ``websim/match/pages``, ``websim/match/similar`` (pages

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import Any, Self
 
@@ -14,10 +15,10 @@ from twisted.python.failure import Failure
 from websim_crawler.browser.page import PARTIAL_META, REFUSED_META
 from websim_crawler.browser.playwright_wiring import (
     close_kept_page,
-    enable_rendering,
     render_meta,
     rendered_screenshot,
 )
+from websim_crawler.components import ADDON, PAGE_ANALYSIS, addon_enabled, listed
 from websim_crawler.config import websim_config
 from websim_crawler.config.crawl import CrawlParams
 from websim_crawler.config.distributed import DistributedParams
@@ -31,17 +32,9 @@ from websim_crawler.logformatter import report_errors_plainly
 from websim_crawler.middlewares.adaptive_rendering import KEEP_PAGE_META, PAGE_KIND_META
 from websim_crawler.middlewares.response_decoding import CONFIDENCE_META
 from websim_crawler.middlewares.retry_after import failure_message, failure_reason
-from websim_crawler.middlewares.robots_parser import CAPPED_ROBOTS_PARSER, SCRAPY_ROBOTS_PARSER
 from websim_crawler.spiders.args import check_arguments_known, parse_flag
 
 logger = logging.getLogger(__name__)
-
-ADAPTIVE_RENDERING = "websim_crawler.middlewares.adaptive_rendering.AdaptiveRendering"
-
-
-SCRAPY_OFFSITE = "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"
-ORIGIN_OFFSITE = "websim_crawler.middlewares.site_origin.SiteOriginOffsiteMiddleware"
-OFFSITE_ORDER = 50  # Scrapy's own place for its offsite filter (DOWNLOADER_MIDDLEWARES_BASE)
 
 
 class WebsimSpider(scrapy.Spider):
@@ -52,10 +45,6 @@ class WebsimSpider(scrapy.Spider):
     render_params: RenderParams = RenderParams()
     distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
-    # True when the page analysis pipeline runs: it parses every page (in a worker process) and
-    # fills an item's title and links, so a page whose links the spider does not follow (a
-    # deepweb record) is not parsed in the crawl's process as well.
-    analysed_downstream = False
     site_origins: frozenset[str] = frozenset()  # scheme://host[:port] the crawl stays on
 
     def __init__(
@@ -71,15 +60,11 @@ class WebsimSpider(scrapy.Spider):
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
-        """Put the origin-aware offsite filter and the capped robots.txt parser in the place of
-        Scrapy's, in any project."""
+        """Bring the websim add-on into any project that runs these spiders (it wires the
+        origin-aware offsite filter, the capped robots.txt parser, rendering...)."""
         super().update_settings(settings)
-        if settings.get("ROBOTSTXT_PARSER") == SCRAPY_ROBOTS_PARSER:
-            settings.set("ROBOTSTXT_PARSER", CAPPED_ROBOTS_PARSER, priority="spider")
-        middlewares = settings.getdict("DOWNLOADER_MIDDLEWARES")
-        if SCRAPY_OFFSITE not in middlewares and ORIGIN_OFFSITE not in middlewares:
-            middlewares.update({SCRAPY_OFFSITE: None, ORIGIN_OFFSITE: OFFSITE_ORDER})
-            settings.set("DOWNLOADER_MIDDLEWARES", middlewares, priority="spider")
+        if ADDON not in settings["ADDONS"] and not addon_enabled(settings):
+            settings["ADDONS"][ADDON] = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> Self:
@@ -94,13 +79,16 @@ class WebsimSpider(scrapy.Spider):
         spider.render_params = config.render
         spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
-        spider.analysed_downstream = _runs_page_analysis(crawler)
-        spider.configure()
-        if spider.render:
-            enable_rendering(crawler, spider.name, spider.render_params)
-        if spider.render_auto:
-            crawler.settings["DOWNLOADER_MIDDLEWARES"][ADAPTIVE_RENDERING] = 580
+        spider.configure()  # the add-on, applied next, wires rendering when the spider renders
         return spider
+
+    @functools.cached_property
+    def analysed_downstream(self) -> bool:
+        """True when the page analysis pipeline runs (known once the add-ons have run): it
+        parses every page (in a worker process) and fills an item's title and links, so a page
+        whose links the spider does not follow (a deepweb record) is not parsed in the crawl's
+        process as well."""
+        return listed(self.crawler.settings, "ITEM_PIPELINES", PAGE_ANALYSIS)
 
     def configure(self) -> None:
         """Resolve argument defaults that come from settings (``self.params`` is set)."""
@@ -244,20 +232,3 @@ class WebsimSpider(scrapy.Spider):
     def count(self, key: str) -> None:
         """Add one to a crawl stat."""
         self.crawler.stats.inc_value(key)
-
-
-def _runs_page_analysis(crawler: Crawler) -> bool:
-    """Tell whether the crawl's item pipelines include the page analysis."""
-    from scrapy.utils.conf import build_component_list
-    from scrapy.utils.misc import load_object
-
-    from websim_crawler.pipelines.analysis import PageAnalysisPipeline
-
-    for component in build_component_list(crawler.settings.getwithbase("ITEM_PIPELINES")):
-        try:
-            loaded = load_object(component) if isinstance(component, str) else component
-        except (ImportError, NameError, ValueError):  # Scrapy reports it when it builds them
-            continue
-        if isinstance(loaded, type) and issubclass(loaded, PageAnalysisPipeline):
-            return True
-    return False

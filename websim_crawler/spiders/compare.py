@@ -32,7 +32,10 @@ class CompareSpider(WebsimSpider):
     """Fetch ``url1`` and ``url2`` and compare them stage by stage."""
 
     name = "compare"
-    custom_settings = {"ITEM_PIPELINES": {}}  # noqa: RUF012  (Scrapy reads a plain dict)
+    # No item pipelines (the report is not a page): None keeps the add-on from adding the analysis.
+    custom_settings = {  # noqa: RUF012 (Scrapy reads a plain dict)
+        "ITEM_PIPELINES": {"websim_crawler.pipelines.PageAnalysisPipeline": None}
+    }
 
     def __init__(
         self,

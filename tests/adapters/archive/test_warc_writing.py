@@ -181,7 +181,7 @@ def test_any_scrapy_project_with_the_addon_writes_warc(site: RecordingSite, tmp_
         "-a",
         "start_url=" + site.url,
     ]
-    command += ["-s", 'ADDONS={"websim_crawler.addon.OutputsAddon": 0}', "-s", "LOG_LEVEL=INFO"]
+    command += ["-s", 'ADDONS={"websim_crawler.addon.WebsimAddon": 0}', "-s", "LOG_LEVEL=INFO"]
     command += ["-s", f"WEBSIM_WARC_OUTPUT={tmp_path / 'warc'}", "-s", "ROBOTSTXT_OBEY=0"]
     environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
     done = subprocess.run(

@@ -26,7 +26,7 @@ from tests.support.local_redis import LocalRedis, _free_port
 from websim_crawler.cli import main
 from websim_crawler.config.distributed import DistributedParams, RedisKeys
 from websim_crawler.distributed.leases import CrawlStateLost, Reconciled, RedisLeases
-from websim_crawler.distributed.redis_addon import RedisAddon
+from websim_crawler.distributed.wiring import wire_distributed
 from websim_crawler.errors import ConfigError
 
 pytestmark = pytest.mark.skipif(
@@ -212,7 +212,7 @@ def test_a_socket_timeout_longer_than_half_the_lease_is_refused() -> None:
     settings = Settings(  # scrapy-redis' own client gets the timeout too
         {"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://h:1/0", "WEBSIM_REDIS_SOCKET_TIMEOUT": 0.5}
     )
-    RedisAddon().update_settings(settings)
+    wire_distributed(settings)
     assert settings.getdict("REDIS_PARAMS")["socket_timeout"] == 0.5
 
 

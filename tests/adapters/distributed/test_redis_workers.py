@@ -25,21 +25,25 @@ from scrapy.utils.test import get_crawler
 from support.worker_killer import POISON_HEADER
 
 from websim_crawler import settings as project_settings
+from websim_crawler.addon import WebsimAddon
 from websim_crawler.cli import main
 from websim_crawler.cli.seed import read_seeds
+from websim_crawler.components import ADDON
 from websim_crawler.config import WebsimConfig
 from websim_crawler.config.distributed import DistributedParams, RedisKeys, redacted_url
 from websim_crawler.core.io import ReadReport, iter_feeds, iter_jsonl
 from websim_crawler.demo.site import Archive, make_handler
 from websim_crawler.distributed.leases import RedisLeases, delete_worker_keys
-from websim_crawler.distributed.redis_addon import RedisAddon
 from websim_crawler.distributed.seeds import parse_seed
+from websim_crawler.distributed.wiring import JOBDIR_SCHEDULER, wire_distributed
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.spiders.deepweb import DeepWebSpider
 from websim_crawler.spiders.site import SiteSpider
 
 REPO = Path(__file__).resolve().parents[3]
 QUERIES = ("astronomy", "bread", "beekeeping", "cycling", "volcanoes")
+# A worker's spider alone: without its add-on (which wires the frontier), no Redis is reached.
+SPIDER_ALONE = {"WEBSIM_REDIS_URL": "redis://h:1/0", "ADDONS": {ADDON: None}}
 
 
 # --- settings and seeds -------------------------------------------------------------------------
@@ -86,7 +90,7 @@ def test_parse_seed_reads_json_objects_and_bare_values() -> None:
 
 
 def test_spiders_turn_seeds_into_requests() -> None:
-    crawler = get_crawler(SiteSpider, settings_dict={"WEBSIM_REDIS_URL": "redis://h:1/0"})
+    crawler = get_crawler(SiteSpider, settings_dict=SPIDER_ALONE)
     site = SiteSpider.from_crawler(crawler)  # no start_url needed: the seeds give them
     assert site.seeded and getattr(site, "allowed_domains", None) is None
     (request,) = site.seed_requests({"url": "http://a.org/x"})
@@ -97,7 +101,7 @@ def test_spiders_turn_seeds_into_requests() -> None:
     with pytest.raises(ConfigError, match="start_url=URL is required"):
         SiteSpider.from_crawler(get_crawler(SiteSpider))
 
-    crawler = get_crawler(DeepWebSpider, settings_dict={"WEBSIM_REDIS_URL": "redis://h:1/0"})
+    crawler = get_crawler(DeepWebSpider, settings_dict=SPIDER_ALONE)
     deepweb = DeepWebSpider.from_crawler(crawler, query_template="http://a.org/s?q={query}")
     (request,) = deepweb.seed_requests({"query": " green  tea "})
     assert request.url == "http://a.org/s?q=green+tea"
@@ -107,7 +111,7 @@ def test_spiders_turn_seeds_into_requests() -> None:
 
 
 def test_deepweb_worker_fetches_its_own_start_page() -> None:
-    crawler = get_crawler(DeepWebSpider, settings_dict={"WEBSIM_REDIS_URL": "redis://h:1/0"})
+    crawler = get_crawler(DeepWebSpider, settings_dict=SPIDER_ALONE)
     spider = DeepWebSpider.from_crawler(crawler, start_url="http://a.org/")
 
     async def drain() -> list[Any]:
@@ -124,22 +128,30 @@ def test_addon_switches_scheduler_only_with_a_redis_url() -> None:
     settings = Settings(
         {"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://127.0.0.1:1/0", "WEBSIM_REDIS_PREFIX": "j"}
     )
-    RedisAddon().update_settings(settings)
+    wire_distributed(settings)
     assert settings["SCHEDULER"] == "websim_crawler.distributed.scheduler.WorkerScheduler"
     assert settings["DUPEFILTER_CLASS"] == "scrapy_redis.dupefilter.RFPDupeFilter"
     assert settings.getbool("SCHEDULER_PERSIST") is True  # trap: first finisher wipes the queue
     assert settings["SCHEDULER_QUEUE_KEY"] % {"spider": "site"} == "j:site:requests"
     assert settings["SCHEDULER_DUPEFILTER_KEY"] % {"spider": "site"} == "j:site:dupefilter"
     assert "websim_crawler.distributed.seeds.RedisSeeds" in settings["EXTENSIONS"]
-    project = Settings({"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://127.0.0.1:1/0"})
+    project = Settings({"WEBSIM_REDIS_URL": "redis://127.0.0.1:1/0"})
     project.setmodule(project_settings, priority="project")
-    RedisAddon().update_settings(project)  # the project's JOBDIR scheduler gives way
+    WebsimAddon().update_settings(project)  # the add-on's JOBDIR scheduler gives way
     assert project["SCHEDULER"] == "websim_crawler.distributed.scheduler.WorkerScheduler"
     assert "websim_crawler.distributed.limits.GlobalCloseSpider" in project["EXTENSIONS"]
+    chosen = Settings({"EXTENSIONS": {}, "WEBSIM_REDIS_URL": "redis://127.0.0.1:1/0"})
+    chosen.set("SCHEDULER", JOBDIR_SCHEDULER, priority="project")  # a project naming it
+    wire_distributed(chosen)
+    assert chosen["SCHEDULER"] == "websim_crawler.distributed.scheduler.WorkerScheduler"
     plain = Settings({"EXTENSIONS": {}})
-    RedisAddon().update_settings(plain)
+    wire_distributed(plain)
     assert plain["SCHEDULER"] == "scrapy.core.scheduler.Scheduler"
-    assert "websim_crawler.distributed.redis_addon.RedisAddon" in project_settings.ADDONS
+    without_redis = Settings()
+    without_redis.setmodule(project_settings, priority="project")
+    WebsimAddon().update_settings(without_redis)
+    assert without_redis["SCHEDULER"] == JOBDIR_SCHEDULER
+    assert "websim_crawler.addon.WebsimAddon" in project_settings.ADDONS
 
 
 def test_read_seeds_checks_urls_and_skips_comments(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
 
-from websim_crawler.addon import OutputsAddon
+from websim_crawler.addon import WebsimAddon
 from websim_crawler.core.reference_index import ReferenceIndex
 from websim_crawler.core.similarity.comparison import page_features
 from websim_crawler.items import PageItem
@@ -36,7 +36,7 @@ def test_without_an_index_the_stage_is_not_configured() -> None:
 
 def test_the_addon_enables_the_stage_with_an_index(tmp_path: Path) -> None:
     settings: dict[str, Any] = {"WEBSIM_MATCH_INDEX": str(tmp_path / "refs.idx")}
-    crawler = get_crawler(settings_dict={**settings, "ADDONS": {OutputsAddon: 0}})
+    crawler = get_crawler(settings_dict={**settings, "ADDONS": {WebsimAddon: 0}})
     assert "websim_crawler.pipelines.matching.MatchPipeline" in crawler.settings["ITEM_PIPELINES"]
 
 

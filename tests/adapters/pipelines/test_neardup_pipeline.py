@@ -42,7 +42,7 @@ def test_pipeline_after_the_analysis_writes_the_report(tmp_path: Path) -> Any:
             "WEBSIM_NEARDUP_OUTPUT": str(output),
             "WEBSIM_NEARDUP_MIN_SHARED_SENTENCES": "3",
             "WEBSIM_ANALYSIS_WORKERS": 0,
-            "ADDONS": {"websim_crawler.addon.OutputsAddon": 0},  # as the project's settings
+            "ADDONS": {"websim_crawler.addon.WebsimAddon": 0},  # as the project's settings
         }
     )
     analysis = build_from_crawler(PageAnalysisPipeline, crawler)

@@ -16,6 +16,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.test import get_crawler
 from twisted.python.failure import Failure
 
+from websim_crawler.components import ADDON
 from websim_crawler.errors import ConfigError
 from websim_crawler.items import PageItem
 from websim_crawler.spiders.deepweb import DeepWebSpider
@@ -33,7 +34,8 @@ ANALYSIS_PIPELINE = {
 def make_spider(
     spider_class: type[SpiderT], settings: dict[str, Any] | None = None, **arguments: Any
 ) -> SpiderT:
-    crawler = get_crawler(spider_class, settings_dict=settings)
+    # The spider alone: its add-on (which would add the analysis pipeline) left out.
+    crawler = get_crawler(spider_class, settings_dict={"ADDONS": {ADDON: None}, **(settings or {})})
     return spider_class.from_crawler(crawler, **arguments)
 
 
