@@ -7,7 +7,10 @@ from collections.abc import Iterable
 
 
 class WebsimError(Exception):
-    """Base class of every error raised by websim-crawler on purpose."""
+    """Base class of every error raised by websim-crawler on purpose; ``exit_code`` is what
+    ``websim`` exits with when it stops on one (2: a usage or input error)."""
+
+    exit_code = 2
 
 
 class ConfigError(WebsimError, ValueError):
@@ -24,6 +27,13 @@ class PageError(WebsimError):
 
 class InputFormatError(WebsimError):
     """An input file (JSON Lines, PNG, saved crawl) is malformed; the message says where."""
+
+
+class NothingUsableError(InputFormatError):
+    """Inputs were read (a web archive's records) but none held a page the command can use;
+    the message counts what was skipped and why. Exit code 1, as for inputs that failed."""
+
+    exit_code = 1
 
 
 class OutputPathError(WebsimError):

@@ -82,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.func(args))
     except WebsimError as exc:
         print(f"websim {args.command}: error: {exc}", file=sys.stderr)
-        return 2
+        return exc.exit_code
     except KeyboardInterrupt:
         print(f"websim {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -13,9 +13,9 @@ counted by reason and told in one summary line.
 from __future__ import annotations
 
 import glob
-import gzip
 import os
 import sys
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,11 +38,12 @@ from websim_crawler.core.warc import (
     record_html,
     resolve_engine,
 )
-from websim_crawler.errors import InputFormatError, MissingExtraError, PageError
+from websim_crawler.errors import InputFormatError, MissingExtraError, NothingUsableError, PageError
 from websim_crawler.workers.pool import PageOutcome
 
 _SNIFF_BYTES = 4096
 _GZIP_MAGIC = b"\x1f\x8b"
+_SNIFF_GZIP_BYTES = 64 << 10  # compressed bytes read to inflate the first _SNIFF_BYTES
 _GLOB_CHARACTERS = frozenset("*?[")
 KINDS = ("url", "html", "feed", "warc", "wacz")
 _EXPECTED_SKIPS = frozenset({"duplicate_url", "cut_last_line"})
@@ -53,10 +54,11 @@ def sniff(path: str) -> str | None:
     try:
         with open(path, "rb") as handle:
             head = handle.read(_SNIFF_BYTES)
-        if head.startswith(_GZIP_MAGIC):
-            with gzip.open(path, "rb") as unpacked:
-                head = unpacked.read(_SNIFF_BYTES)
-    except (OSError, EOFError):
+            if head.startswith(_GZIP_MAGIC):  # inflated leniently: a file cut by a kill or still
+                handle.seek(0)  # being written (NAME.warc.gz.open) is told by what it holds
+                inflater = zlib.decompressobj(wbits=31)
+                head = inflater.decompress(handle.read(_SNIFF_GZIP_BYTES), _SNIFF_BYTES)
+    except (OSError, zlib.error):
         return None
     kind = archive_kind(head)
     if kind is not None:
@@ -308,14 +310,24 @@ class InputReader:
             self.skip(f"undecodable_{exc.reason}")
             return {"url": page.url, self.html_field: b"", **page.provenance()}
 
+    @property
+    def archives_read_in_vain(self) -> bool:
+        """True when no page was read although archives were: their records (or their damage)
+        were met and each was skipped and counted, so the inputs failed rather than being
+        unreadable (exit code 1, not 2)."""
+        met = self.archives.records or self.archives.failed
+        return not self.records_read and bool(met)
+
     def check_read(self) -> None:
-        """Raise ``InputFormatError`` when no source gave a single record."""
+        """Raise ``InputFormatError`` when no source gave a single record (``NothingUsableError``
+        when archives were read but none of their records was a page)."""
         if self.records_read:
             return
         lines = [line for line in (self.summary(), *self.problems()) if line]
         if self.feeds is not None and not self.inputs.of_kind("warc", "wacz", "html", "url"):
             self.feeds.check_read()
-        raise InputFormatError(
+        error = NothingUsableError if self.archives_read_in_vain else InputFormatError
+        raise error(
             "no page to work on in "
             + ", ".join(location for location, _kind in self.inputs.sources[:5])
             + (f" ({'; '.join(lines)})" if lines else "")

@@ -20,6 +20,7 @@ from websim_crawler.cli._settings import (
     report_problems,
 )
 from websim_crawler.core.io import atomic_writer, check_output_path
+from websim_crawler.errors import NothingUsableError
 from websim_crawler.workers.pool import AnalysisPool, PageOutcome
 
 
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
             + (f" ({told})" if told else ""),
             file=sys.stderr,
         )
-        return 2
+        return NothingUsableError.exit_code if inputs.archives_read_in_vain else 2
     inputs.print_summary("extract")
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))
