@@ -45,6 +45,8 @@ PAGE_COMPONENTS = (
         "websim_crawler.middlewares.response_decoding.PageDecodingMiddleware",
         585,
     ),
+    # At the crawl's end: the pages refused for their own bounds, apart from those deferred.
+    ("EXTENSIONS", "websim_crawler.extensions.RefusalSummary", 500),
 )
 SCRAPY_OFFSITE = "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware"
 ORIGIN_OFFSITE = "websim_crawler.middlewares.site_origin.SiteOriginOffsiteMiddleware"

@@ -1,5 +1,6 @@
 """Extensions: ``StatsFile`` (``WEBSIM_STATS_OUTPUT``) writes every stat of a crawl to a JSON file
-atomically when the spider closes, for monitoring and CI."""
+atomically when the spider closes, for monitoring and CI; ``RefusalSummary`` tells, in one line at
+the crawl's end, which pages were refused for their own bounds and which were only deferred."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import logging
 from datetime import datetime
 from typing import Any
 
+from itemadapter import ItemAdapter
 from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured
 
 from websim_crawler.config import websim_config
+from websim_crawler.core.crawling.refusals import RefusedUrls, refusal_summary, refused_counts
 from websim_crawler.core.io import atomic_write_json
 
 logger = logging.getLogger(__name__)
@@ -43,6 +46,44 @@ class StatsFile:
             atomic_write_json(self.path, dict(sorted(stats.items())))
         except OSError as exc:
             logger.error("cannot write the crawl stats to %s: %s", self.path, exc)
+
+
+class RefusalSummary:
+    """Extension: at the crawl's end, one line of the pages refused for their own bounds (by
+    reason, with their first URLs) apart from those deferred and retried under the crawl's
+    pressure (``core.crawling.refusal_summary``); a warning when any page was refused."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.refused = RefusedUrls()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RefusalSummary:
+        """Build the extension and connect it to the item and close signals."""
+        extension = cls(crawler)
+        crawler.signals.connect(extension.item_dropped, signal=signals.item_dropped)
+        crawler.signals.connect(extension.spider_closed, signal=signals.spider_closed)
+        return extension
+
+    def item_dropped(self, item: Any, response: Any, exception: Exception, spider: Spider) -> None:
+        """Note a page the analysis dropped (``DropItem("<reason>: ...")``) under its reason."""
+        url = ItemAdapter(item).get("url") if ItemAdapter.is_item(item) else None
+        url = url if isinstance(url, str) else getattr(response, "url", None)
+        self.refused.note(str(exception).split(":", 1)[0], url)
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        """Log the line (with the URLs the spider's errbacks noted, when it is one of ours)."""
+        assert self.crawler.stats is not None
+        stats = self.crawler.stats.get_stats()
+        noted = getattr(spider, "refused", None)
+        if isinstance(noted, RefusedUrls):
+            for why, urls in noted.by_reason.items():
+                for url in urls:
+                    self.refused.note(why, url)
+        line = refusal_summary(stats, self.refused)
+        if line is not None:
+            level = logging.WARNING if refused_counts(stats) else logging.INFO
+            logger.log(level, "%s: %s", spider.name, line)
 
 
 def _json_safe(value: Any) -> Any:

@@ -23,6 +23,7 @@ from websim_crawler.config import websim_config
 from websim_crawler.config.crawl import CrawlParams
 from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.config.render import RenderParams
+from websim_crawler.core.crawling.refusals import RefusedUrls
 from websim_crawler.core.crawling.render_choice import PageYield, page_yield
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
@@ -57,6 +58,7 @@ class WebsimSpider(scrapy.Spider):
         # render=auto: the browser is there, and AdaptiveRendering picks the pages it renders.
         self.render_auto = str(render).strip().lower() == "auto"
         self.render = self.render_auto or parse_flag(self.name, "render", render, "1, 0 or auto")
+        self.refused = RefusedUrls()  # the first URLs refused for their own bounds, by reason
 
     @classmethod
     def update_settings(cls, settings: BaseSettings) -> None:
@@ -227,6 +229,8 @@ class WebsimSpider(scrapy.Spider):
             request.meta.get(REFUSED_META) if request is not None else None
         )
         self.count(refused or f"websim/pages/failed/{failure_reason(failure)}")
+        if refused:
+            self.refused.note(refused.rsplit("/", 1)[-1], url)
         logger.warning("%s: could not fetch %s: %s", self.name, url, failure_message(failure))
 
     def count(self, key: str) -> None:

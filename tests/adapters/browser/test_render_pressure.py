@@ -132,8 +132,9 @@ def _spin() -> None:
         pass
 
 
-def render_crawl(tmp_path: Path, start_url: str, *, busy: bool = False) -> tuple[list, dict]:
-    """Render-crawl ``start_url`` under a browser cap one heavy page fits and three do not."""
+def render_crawl(tmp_path: Path, start_url: str, *, busy: bool = False) -> tuple[list, dict, str]:
+    """Render-crawl ``start_url`` under a browser cap one heavy page fits and three do not;
+    return the pages stored, the stats and the crawl's log."""
     spinners = [
         multiprocessing.Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 1)
     ]
@@ -155,7 +156,8 @@ def render_crawl(tmp_path: Path, start_url: str, *, busy: bool = False) -> tuple
             if spinner.is_alive():
                 spinner.kill()
     assert finished.returncode in (0, 1), finished.stderr[-3000:]
-    return read_pages(output), json.loads(stats_file.read_text(encoding="utf-8"))
+    stats = json.loads(stats_file.read_text(encoding="utf-8"))
+    return read_pages(output), stats, finished.stderr
 
 
 def _stored(pages: list[dict[str, Any]]) -> set[str]:
@@ -168,10 +170,11 @@ def _stored(pages: list[dict[str, Any]]) -> set[str]:
 def test_heavy_pages_that_fit_alone_are_all_stored(
     heavy_site: str, tmp_path: Path, busy: bool
 ) -> None:
-    pages, stats = render_crawl(tmp_path, heavy_site, busy=busy)
+    pages, stats, log = render_crawl(tmp_path, heavy_site, busy=busy)
     heavy = {f"heavy{n}.html" for n in range(HEAVY_PAGES)}
     assert heavy <= _stored(pages), stats
     assert stats.get("websim/pages/failed/render_memory", 0) == 0, stats
+    assert "refused for their own bounds" not in log
     # Whether pressure struck depends on timing; when it did, each kill was deferred.
     assert stats.get("websim/render/memory_kills/own", 0) == 0, stats
     assert stats.get("websim/render/deferred", 0) == stats.get(
@@ -185,6 +188,8 @@ def test_a_page_over_its_own_memory_is_refused_and_the_others_stored(
     heavy_site: str, tmp_path: Path
 ) -> None:
     (tmp_path / "start").mkdir()
-    pages, stats = render_crawl(tmp_path / "start", heavy_site + "greedy.html")
+    pages, stats, log = render_crawl(tmp_path / "start", heavy_site + "greedy.html")
     assert "greedy.html" not in _stored(pages)
     assert stats.get("websim/pages/failed/render_memory", 0) == 1, stats
+    assert "1 refused for their own bounds: 1 render_memory (" in log  # named at the end
+    assert "greedy.html)" in log

@@ -16,6 +16,7 @@ from .records import (
     record_links,
     site_template_links,
 )
+from .refusals import RefusedUrls, refusal_summary
 from .regions import DataRegion, find_data_regions
 from .shapes import shapes_nest, url_shape
 
@@ -24,6 +25,7 @@ __all__ = [
     "DataRegion",
     "Diagnosis",
     "NextPage",
+    "RefusedUrls",
     "ResultListMemory",
     "ResultRecords",
     "SearchForm",
@@ -36,6 +38,7 @@ __all__ = [
     "next_page",
     "rank_search_forms",
     "record_links",
+    "refusal_summary",
     "says_no_results",
     "shapes_nest",
     "shows_result_list",
