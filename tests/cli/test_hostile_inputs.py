@@ -112,7 +112,7 @@ def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
     feed = tmp_path / "f.jsonl"
     feed.write_text("".join(json.dumps(record) + "\n" for record in records))
     output = tmp_path / "out.json"
-    budget = ["-s", "WEBSIM_ANALYSIS_TIMEOUT=2", "-s", "WEBSIM_WORKER_MEMORY_MB=256"]
+    budget = ["-s", "WEBSIM_ANALYSIS_TIMEOUT=0.25", "-s", "WEBSIM_WORKER_MEMORY_MB=256"]
     assert main([command, str(feed), "-o", str(output), "--no-progress", *budget]) == 1
     assert "2 page(s) could not be analysed" in capsys.readouterr().err
     report = json.loads(output.read_text())
@@ -148,6 +148,6 @@ def test_compare_runs_in_a_worker_with_a_pages_budget(
     assert main(["compare", *pages]) in (0, 1)  # unpatched: a verdict
     capsys.readouterr()
     monkeypatch.setattr(compare_command, "page_features", endless_features)
-    assert main(["compare", *pages, "-s", "WEBSIM_ANALYSIS_TIMEOUT=2"]) == 2
+    assert main(["compare", *pages, "-s", "WEBSIM_ANALYSIS_TIMEOUT=0.25"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "WEBSIM_ANALYSIS_TIMEOUT" in err[0] and "Traceback" not in err[0]

@@ -36,8 +36,10 @@ class PoolParams:
     timeout: float = setting(
         20.0,
         "WEBSIM_ANALYSIS_TIMEOUT",
-        "seconds a page's analysis may take in its worker; the worker is then killed and "
-        "replaced and the page dropped as analysis_timeout (0: no limit)",
+        "CPU seconds a page's analysis may use in its own worker (a loaded machine does not "
+        "stretch it; whole seconds, rounded up); the page is then dropped as analysis_timeout. "
+        "Wall time backs it up at 3x (budget + 1 s), for a worker starved of the CPU: a page "
+        "that hits only that is tried again once, with twice the backstop (0: no limit)",
         minimum=0.0,
     )
     worker_memory_mb: int = setting(

@@ -291,6 +291,14 @@ STATS: tuple[StatDoc, ...] = (
     ),
     StatDoc(
         "items",
+        ("websim/analysis/deferred",),
+        (
+            "analyses that hit only the wall-time backstop of `WEBSIM_ANALYSIS_TIMEOUT` (the "
+            "machine's load, not the page's own CPU time) and were tried again"
+        ),
+    ),
+    StatDoc(
+        "items",
         (
             "websim/pages/failed/worker_crash",
             "websim/pages/failed/analysis_error",

@@ -119,6 +119,8 @@ class PageAnalysisPipeline:
             outcome = self.pool.submit(
                 html, url, page_kind=kind, fields=fields, stage_plan=plan
             ).result()
+        if outcome.deferred:  # slowed by the machine, not by itself: tried again
+            stats.inc_value("websim/analysis/deferred", outcome.deferred)
         if outcome.dropped or outcome.failed or outcome.record is None:
             fate = f"dropped/{outcome.dropped}" if outcome.dropped else f"failed/{outcome.failed}"
             stats.inc_value(f"websim/pages/{fate}")

@@ -20,6 +20,7 @@ import concurrent.futures
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import resource
 import signal
@@ -94,6 +95,7 @@ class PageOutcome:
     dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
     failed: str | None = None  # worker_crash
     message: str = ""
+    deferred: int = 0  # times the page hit only the wall-time backstop and was tried again
 
 
 def analyse_task(
@@ -194,6 +196,8 @@ def warm_up() -> None:
 def _start_worker(memory_limit_mb: int) -> None:
     """Prepare a worker (forked warm): Ctrl-C is the crawl's to handle, memory is capped."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    with contextlib.suppress(ValueError, OSError):  # a worker ended by SIGXCPU dumps no core
+        resource.setrlimit(resource.RLIMIT_CORE, (0, resource.getrlimit(resource.RLIMIT_CORE)[1]))
     if memory_limit_mb:
         _cap_address_space(memory_limit_mb * _MEGABYTE)
 
@@ -212,12 +216,52 @@ def _cap_address_space(extra_bytes: int) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
 
 
+# The budget is the CPU time a page's own worker spends on it (``RLIMIT_CPU``, whole seconds:
+# a page gets its budget and less than a second more), which a loaded machine does not stretch.
+# Wall time only backs it up, for a worker starved of the CPU, at ``WALL_BACKSTOP`` times what the
+# CPU limit allows. A page that hits only the backstop was slowed by the machine, not by itself:
+# it is tried again (``DEFERRAL_RETRIES`` times, each with twice the backstop) before it is
+# refused.
+WALL_BACKSTOP = 3.0
+DEFERRAL_RETRIES = 1
+
+
+def wall_backstop(budget: float, deferred: int) -> float | None:
+    """Return the wall seconds a page's analysis may take at its ``deferred``-th retry."""
+    return WALL_BACKSTOP * (budget + 1) * 2**deferred if budget else None
+
+
+def within_cpu_budget(seconds: float, function: Callable[..., T], *args: Any) -> T:
+    """Run ``function(*args)`` in this worker process, which the kernel ends with ``SIGXCPU``
+    (``RLIMIT_CPU``, whole seconds, rounded up) once the call has used ``seconds`` of CPU time,
+    even inside a long C call (lxml); 0: no limit. The parent sees the worker killed by
+    ``SIGXCPU`` and drops the page as ``analysis_timeout``."""
+    if not seconds:
+        return function(*args)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    limit = math.ceil(usage.ru_utime + usage.ru_stime + seconds)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+    try:
+        return function(*args)
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+
+
 def _worker_failure(exc: BaseException) -> PageOutcome | None:
     """Return the outcome of a page whose worker died, or ``None`` for another exception."""
     from concurrent.futures.process import BrokenProcessPool
 
     from pebble import ProcessExpired
 
+    if isinstance(exc, ProcessExpired) and exc.exitcode == -signal.SIGXCPU:
+        return PageOutcome(
+            dropped="analysis_timeout",
+            message="the analysis used over its CPU time (WEBSIM_ANALYSIS_TIMEOUT) in its own "
+            "worker; the worker was replaced",
+        )
     if isinstance(exc, ProcessExpired):
         return PageOutcome(
             failed="worker_crash",
@@ -337,21 +381,48 @@ class AnalysisPool:
                 analysed.set_exception(exc)
             outcome.set_result(self._recorded(self._outcome_of(analysed)))
             return outcome
+        self._attempt(function, args, outcome, deferred=0)
+        return outcome
+
+    def _budgeted(
+        self, function: Callable[..., Any], args: tuple[Any, ...], deferred: int
+    ) -> concurrent.futures.Future[Any]:
+        """Schedule ``function(*args)`` in a worker under the page's CPU budget and its wall
+        backstop (doubled for each time the page was deferred)."""
+        budget = self.pool_params.timeout
+        backstop = wall_backstop(budget, deferred)
+        return self._process_pool().schedule(
+            within_cpu_budget, args=(budget, function, *args), timeout=backstop
+        )
+
+    def _attempt(
+        self,
+        function: Callable[..., PageOutcome],
+        args: tuple[Any, ...],
+        outcome: concurrent.futures.Future[PageOutcome],
+        deferred: int,
+    ) -> None:
         try:
-            scheduled = self._process_pool().schedule(
-                function, args=args, timeout=self.pool_params.timeout or None
-            )
+            scheduled = self._budgeted(function, args, deferred)
         except (OSError, RuntimeError) as exc:  # no workers could be started: counted per page
             outcome.set_result(
                 PageOutcome(
                     failed="worker_crash", message=f"the analysis workers cannot run: {exc}"
                 )
             )
-            return outcome
-        scheduled.add_done_callback(
-            lambda future: outcome.set_result(self._recorded(self._outcome_of(future)))
-        )
-        return outcome
+            return
+
+        def done(future: concurrent.futures.Future[PageOutcome]) -> None:
+            pressed = not future.cancelled() and isinstance(future.exception(), TimeoutError)
+            if pressed and deferred < DEFERRAL_RETRIES:  # the machine's pressure, not the page
+                self._attempt(function, args, outcome, deferred + 1)
+                return
+            result = self._outcome_of(future)
+            if deferred:
+                result = dataclasses.replace(result, deferred=deferred)
+            outcome.set_result(self._recorded(result))
+
+        scheduled.add_done_callback(done)
 
     def map_records(
         self, records: Iterable[dict[str, Any]], stage_plan: StagePlan
@@ -380,9 +451,7 @@ class AnalysisPool:
         ``compare`` command's features and stages); with no workers, in this process."""
         if not self.workers:
             return function(*args)
-        scheduled = self._process_pool().schedule(
-            function, args=args, timeout=self.pool_params.timeout or None
-        )
+        scheduled = self._budgeted(function, args, deferred=0)
         try:
             return scheduled.result()
         except Exception as exc:
@@ -436,8 +505,9 @@ class AnalysisPool:
         if isinstance(exc, TimeoutError):
             return PageOutcome(
                 dropped="analysis_timeout",
-                message=f"the analysis took over {self.pool_params.timeout:g} s "
-                "(WEBSIM_ANALYSIS_TIMEOUT); its worker was replaced",
+                message=f"the analysis took over {wall_backstop(self.pool_params.timeout, 0):g} s "
+                "of wall time (the backstop of WEBSIM_ANALYSIS_TIMEOUT's CPU time), and twice "
+                "that when tried again; its worker was replaced",
             )
         if isinstance(exc, MemoryError):  # the result itself was too large to send back
             return PageOutcome(dropped="too_large", message="the page's result is too large")

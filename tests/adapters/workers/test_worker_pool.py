@@ -4,6 +4,8 @@ memory per page, and a crawl that stays live and small while a site serves monst
 from __future__ import annotations
 
 import json
+import multiprocessing
+import os
 import re
 import subprocess
 import sys
@@ -24,7 +26,7 @@ from scrapy.utils.test import get_crawler
 from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pipelines import PageAnalysisPipeline
-from websim_crawler.workers.pool import AnalysisPool
+from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool
 
 TESTS = Path(__file__).resolve().parents[2]
 ROOT = TESTS.parent
@@ -51,8 +53,8 @@ def pool_of(workers: int, **budget: Any) -> AnalysisPool:
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[AnalysisPool]:
-    """Two workers with a 3 s time budget, shared by the tests of this module."""
-    shared = pool_of(2, timeout=3.0)
+    """Two workers with a 1 CPU s budget, shared by the tests of this module."""
+    shared = pool_of(2, timeout=1.0)
     yield shared
     shared.close()
 
@@ -78,8 +80,12 @@ def test_monster_pages_are_dropped_within_budget_and_the_others_come_through(
 
 
 def test_a_page_over_its_time_is_dropped_and_its_worker_replaced(pool: AnalysisPool) -> None:
+    """The page (3 s of CPU time or more) uses its own CPU budget up: refused at once, not
+    deferred, its worker ended by the kernel and replaced."""
     slow = pool.submit(many_divs(150_000), "http://slow.test/")
-    assert slow.result(timeout=120).dropped == "analysis_timeout"
+    outcome = slow.result(timeout=120)
+    assert outcome.dropped == "analysis_timeout" and outcome.deferred == 0, outcome
+    assert "CPU time" in outcome.message
     after = pool.submit(
         (TESTS / "support" / "pages_site" / "volcanoes.html").read_bytes(), "http://v.test/"
     )
@@ -249,7 +255,7 @@ def test_crawl_of_a_site_with_monster_pages_stays_live_and_small(tmp_path: Path)
         sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={url}/index.html",
         "-O", str(output), "-s", "LOG_LEVEL=INFO", "-s", "LOGSTATS_INTERVAL=1",
         "-s", "AUTOTHROTTLE_ENABLED=False", "-s", "ROBOTSTXT_OBEY=False",
-        "-s", "WEBSIM_ANALYSIS_WORKERS=2", "-s", "WEBSIM_ANALYSIS_TIMEOUT=3",
+        "-s", "WEBSIM_ANALYSIS_WORKERS=2", "-s", "WEBSIM_ANALYSIS_TIMEOUT=1",
         "-s", "WEBSIM_STATS_OUTPUT=" + str(tmp_path / "stats.json"),
     ]  # fmt: skip
     try:
@@ -347,3 +353,40 @@ def test_workers_are_forked_warm(fork_from_caller: bool) -> None:
         assert probe.result(timeout=60) >= 1
     finally:
         warm.close()
+
+
+def test_a_page_slowed_only_by_the_wall_clock_is_deferred_then_refused() -> None:
+    """A task that uses no CPU but outlasts the wall-time backstop (a starved worker looks
+    the same to the pool) is tried again with twice the backstop before it is refused."""
+    waiting = pool_of(1, timeout=0.25)
+    try:
+        outcome = waiting._schedule(time.sleep, (60,)).result(timeout=120)
+    finally:
+        waiting.close()
+    assert outcome.dropped == "analysis_timeout" and outcome.deferred == DEFERRAL_RETRIES
+    assert "wall time" in outcome.message
+
+
+def _spin() -> None:
+    while True:
+        pass
+
+
+def test_with_every_core_busy_pages_within_their_cpu_budget_are_all_analysed() -> None:
+    """The budget is the page's own CPU time: processes spinning on every core slow the
+    workers' wall clock, and still no page that fits its budget is dropped."""
+    cores = os.cpu_count() or 1
+    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(cores)]
+    loaded = pool_of(2, timeout=1.0)
+    try:
+        for spinner in spinners:
+            spinner.start()
+        pages = [path.read_bytes() for path in ORDINARY_PAGES] * 3
+        urls = [f"http://p{n}.test/" for n in range(len(pages))]
+        outcomes = list(loaded.map(zip(pages, urls, [None] * len(pages), strict=True)))
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        loaded.close()
+    assert [outcome.dropped for outcome in outcomes if outcome.dropped] == []
+    assert all(outcome.failed is None for outcome in outcomes)

@@ -19,6 +19,7 @@ PRESSURE_STATS = (
     ("deferred", "websim/render/deferred"),
     ("retried", "websim/render/retried"),
     ("retried alone", "websim/render/retried_alone"),
+    ("analyses tried again past the wall-time backstop", "websim/analysis/deferred"),
 )
 URLS_SHOWN = 3  # URLs named per reason
 
