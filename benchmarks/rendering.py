@@ -27,11 +27,15 @@
   with ``render=1`` and with ``render=auto``: records stored with their content (the record's
   title in the item's main text), recall of auto against render=1, crawl wall time, and the
   pages Chromium rendered.
+(e) The same (``--runs N``, run alone): ``render=1`` on ``scripted-records`` N times in a row;
+  records stored in each run, the spread of recall against the union of the runs, and the pages
+  refused, deferred and retried alone.
 
 Usage::
 
     .venv/bin/python benchmarks/rendering.py
     .venv/bin/python benchmarks/rendering.py --adaptive --records 400
+    .venv/bin/python benchmarks/rendering.py --runs 3 --records 200 --queries 3
 """
 
 from __future__ import annotations
@@ -419,6 +423,37 @@ def adaptive_table(records: int, queries: int) -> None:
         server.shutdown()
 
 
+def repeated_table(records: int, queries: int, runs: int) -> None:
+    """(e): the same rendered crawl ``runs`` times in a row: records stored in each run, the
+    spread, recall against every record any run stored, and what was refused or deferred."""
+    from websim_crawler.demo.site import Archive
+
+    topics = sorted({record.topic for record in Archive.bundled().records})[:queries]
+    server = adaptive_site(records)
+    print(f"(e) {runs} runs of render=1 on scripted-records ({records} records, {queries} queries)")
+    print("| run | records with content | refused (render_memory) | deferred | retried alone |")
+    print("|---|---|---|---|---|")
+    stored_by_run = []
+    try:
+        for run in range(1, runs + 1):
+            stored, _seconds, stats = adaptive_crawl(f"{server.url}scripted-records/", topics, "1")
+            stored_by_run.append(stored)
+            print(
+                f"| {run} | {len(stored)} | {stats.get('websim/pages/failed/render_memory', 0)} | "
+                f"{stats.get('websim/render/deferred', 0)} | "
+                f"{stats.get('websim/render/retried_alone', 0)} |"
+            )
+    finally:
+        server.shutdown()
+    union = set().union(*stored_by_run)
+    recalls = [len(stored) / max(1, len(union)) for stored in stored_by_run]
+    print(
+        f"\nrecall against the union ({len(union)} records) per run: "
+        + ", ".join(f"{recall:.3f}" for recall in recalls)
+        + f"; spread {max(recalls) - min(recalls):.3f} (target 0)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the three measurements and print their tables (or only (d) with ``--adaptive``)."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
@@ -426,7 +461,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--adaptive", action="store_true", help="run (d) only")
     parser.add_argument("--records", type=int, default=400, help="(d): records of the site")
     parser.add_argument("--queries", type=int, default=5, help="(d): topic queries")
+    parser.add_argument("--runs", type=int, default=0, help="run (e) only: N rendered crawls")
     args = parser.parse_args(argv)
+    if args.runs:
+        repeated_table(args.records, args.queries, args.runs)
+        return 0
     if args.adaptive:
         adaptive_table(args.records, args.queries)
         return 0
