@@ -506,8 +506,8 @@ class AnalysisPool:
             return PageOutcome(
                 dropped="analysis_timeout",
                 message=f"the analysis took over {wall_backstop(self.pool_params.timeout, 0):g} s "
-                "of wall time (the backstop of WEBSIM_ANALYSIS_TIMEOUT's CPU time), and twice "
-                "that when tried again; its worker was replaced",
+                "of wall time (the backstop of WEBSIM_ANALYSIS_TIMEOUT's CPU time; twice that "
+                "for a page tried again); its worker was replaced",
             )
         if isinstance(exc, MemoryError):  # the result itself was too large to send back
             return PageOutcome(dropped="too_large", message="the page's result is too large")
