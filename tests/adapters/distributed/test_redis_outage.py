@@ -200,9 +200,11 @@ def test_websim_seed_on_a_hung_redis_is_one_line(tmp_path: Path) -> None:
         finally:
             server.process.send_signal(signal.SIGCONT)
     assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert done.stderr.strip().splitlines() == [
-        f"websim seed: error: Redis at {server.url}: Timeout reading from socket"
-    ]
+    # redis-py names the socket or the address depending on its version
+    (line,) = done.stderr.strip().splitlines()
+    assert re.fullmatch(
+        rf"websim seed: error: Redis at {re.escape(server.url)}: Timeout reading from \S+", line
+    ), line
 
 
 def test_a_socket_timeout_longer_than_half_the_lease_is_refused() -> None:
