@@ -291,10 +291,11 @@ STATS: tuple[StatDoc, ...] = (
     ),
     StatDoc(
         "items",
-        ("websim/analysis/deferred",),
+        ("websim/analysis/deferred", "websim/analysis/retried_alone"),
         (
             "analyses that hit only the wall-time backstop of `WEBSIM_ANALYSIS_TIMEOUT` (the "
-            "machine's load, not the page's own CPU time) and were tried again"
+            "crowd, not the page's own CPU time) and were tried again with fewer pages at once; "
+            "pages whose last try ran alone in the pool"
         ),
     ),
     StatDoc(

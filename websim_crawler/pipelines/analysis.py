@@ -27,7 +27,7 @@ from websim_crawler.core.html import DOUBTFUL
 from websim_crawler.core.page import SiteTemplateMemory
 from websim_crawler.frontier.jobdir_state import load_state, save_state
 from websim_crawler.pipelines._collection import outcome_of, stage_records_of
-from websim_crawler.workers.pool import AnalysisPool
+from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool
 
 logger = logging.getLogger(__name__)
 
@@ -119,8 +119,10 @@ class PageAnalysisPipeline:
             outcome = self.pool.submit(
                 html, url, page_kind=kind, fields=fields, stage_plan=plan
             ).result()
-        if outcome.deferred:  # slowed by the machine, not by itself: tried again
+        if outcome.deferred:  # slowed by the crowd, not by itself: tried again
             stats.inc_value("websim/analysis/deferred", outcome.deferred)
+            if outcome.deferred >= DEFERRAL_RETRIES:
+                stats.inc_value("websim/analysis/retried_alone")
         if outcome.dropped or outcome.failed or outcome.record is None:
             fate = f"dropped/{outcome.dropped}" if outcome.dropped else f"failed/{outcome.failed}"
             stats.inc_value(f"websim/pages/{fate}")

@@ -79,6 +79,21 @@ class StageTask:
     template: frozenset[str] | None = None
 
 
+@dataclass
+class _Attempt:
+    """One try at a task, waiting for the pool to admit it or running."""
+
+    function: Callable[..., PageOutcome]
+    args: tuple[Any, ...]
+    outcome: concurrent.futures.Future[PageOutcome]
+    deferred: int = 0
+    admitted_at: int = 0  # the pages the pool allowed at once when it admitted this try
+
+    @property
+    def alone(self) -> bool:
+        return self.deferred >= DEFERRAL_RETRIES
+
+
 @dataclass(frozen=True)
 class PageOutcome:
     """What came of a task: the page's record, or the reason it was dropped or failed.
@@ -95,7 +110,9 @@ class PageOutcome:
     dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
     failed: str | None = None  # worker_crash
     message: str = ""
-    deferred: int = 0  # times the page hit only the wall-time backstop and was tried again
+    # Times the page hit only the wall-time backstop and was tried again; at DEFERRAL_RETRIES,
+    # its last try ran alone in the pool.
+    deferred: int = 0
 
 
 def analyse_task(
@@ -219,11 +236,15 @@ def _cap_address_space(extra_bytes: int) -> None:
 # The budget is the CPU time a page's own worker spends on it (``RLIMIT_CPU``, whole seconds:
 # a page gets its budget and less than a second more), which a loaded machine does not stretch.
 # Wall time only backs it up, for a worker starved of the CPU, at ``WALL_BACKSTOP`` times what the
-# CPU limit allows. A page that hits only the backstop was slowed by the machine, not by itself:
-# it is tried again (``DEFERRAL_RETRIES`` times, each with twice the backstop) before it is
-# refused.
+# CPU limit allows. A page that hits only the backstop was slowed by the crowd, not by itself:
+# the pool halves the pages it analyses at once and tries the page again, first with fewer
+# pages beside it, then (the last of ``DEFERRAL_RETRIES``) alone, each time with twice the
+# backstop; only a page that fails alone is refused.
 WALL_BACKSTOP = 3.0
-DEFERRAL_RETRIES = 1
+DEFERRAL_RETRIES = 2
+# Pages analysed without a deferral, in multiples of the pages allowed at once, before the pool
+# allows one more page at once again (additive increase, multiplicative decrease, as TCP's).
+CALM_ROUNDS = 4
 
 
 def wall_backstop(budget: float, deferred: int) -> float | None:
@@ -301,6 +322,15 @@ class AnalysisPool:
         self.site_memory = site_memory if site_memory is not None else new_template_memory(params)
         self._memory_lock = threading.Lock()
         self._pool: ProcessPool | None = None
+        # Admission: at most ``_allowed`` tries run at once (``workers`` until a page is deferred
+        # for the crowd); a try that must run alone waits at the head of the queue for the
+        # others to finish, and none is admitted beside it.
+        self._gate = threading.Condition()
+        self._queue: deque[_Attempt] = deque()
+        self._running = 0
+        self._alone_running = False
+        self._allowed = self.workers
+        self._calm = 0  # tries finished without a deferral since ``_allowed`` last changed
 
     def _process_pool(self) -> ProcessPool:
         if self._pool is None:  # started on the first page: a crawl without pages forks nothing
@@ -381,8 +411,13 @@ class AnalysisPool:
                 analysed.set_exception(exc)
             outcome.set_result(self._recorded(self._outcome_of(analysed)))
             return outcome
-        self._attempt(function, args, outcome, deferred=0)
+        self._admit(_Attempt(function, args, outcome))
         return outcome
+
+    @property
+    def allowed_at_once(self) -> int:
+        """The pages the pool analyses at once now: ``workers``, fewer after a deferral."""
+        return self._allowed
 
     def _budgeted(
         self, function: Callable[..., Any], args: tuple[Any, ...], deferred: int
@@ -395,34 +430,84 @@ class AnalysisPool:
             within_cpu_budget, args=(budget, function, *args), timeout=backstop
         )
 
-    def _attempt(
-        self,
-        function: Callable[..., PageOutcome],
-        args: tuple[Any, ...],
-        outcome: concurrent.futures.Future[PageOutcome],
-        deferred: int,
-    ) -> None:
+    def _admit(self, attempt: _Attempt | None = None) -> None:
+        """Queue ``attempt``, then start the tries the pool allows now (a retry first)."""
+        with self._gate:
+            if attempt is not None:
+                self._queue.append(attempt)
+            starting: list[_Attempt] = []
+            while self._queue and not self._alone_running:
+                head = self._queue[0]
+                if head.alone:
+                    if self._running:
+                        break  # the pool drains first
+                    self._alone_running = True
+                elif self._running >= self._allowed:
+                    break
+                self._queue.popleft()
+                head.admitted_at = self._allowed
+                self._running += 1
+                starting.append(head)
+        for admitted in starting:  # outside the lock: a callback may run at once
+            self._start(admitted)
+
+    def _start(self, attempt: _Attempt) -> None:
         try:
-            scheduled = self._budgeted(function, args, deferred)
+            scheduled = self._budgeted(attempt.function, attempt.args, attempt.deferred)
         except (OSError, RuntimeError) as exc:  # no workers could be started: counted per page
-            outcome.set_result(
+            self._finished(attempt, pressed=False)
+            attempt.outcome.set_result(
                 PageOutcome(
                     failed="worker_crash", message=f"the analysis workers cannot run: {exc}"
                 )
             )
+            self._admit()
             return
 
         def done(future: concurrent.futures.Future[PageOutcome]) -> None:
             pressed = not future.cancelled() and isinstance(future.exception(), TimeoutError)
-            if pressed and deferred < DEFERRAL_RETRIES:  # the machine's pressure, not the page
-                self._attempt(function, args, outcome, deferred + 1)
+            if self._finished(attempt, pressed):  # the crowd, not the page: tried again
+                self._admit()
                 return
-            result = self._outcome_of(future)
-            if deferred:
-                result = dataclasses.replace(result, deferred=deferred)
-            outcome.set_result(self._recorded(result))
+            result = self._outcome_of(future, attempt.deferred)
+            if attempt.deferred:
+                result = dataclasses.replace(result, deferred=attempt.deferred)
+            attempt.outcome.set_result(self._recorded(result))
+            self._admit()
 
         scheduled.add_done_callback(done)
+
+    def _finished(self, attempt: _Attempt, pressed: bool) -> bool:
+        """Count a try out of the pool and return whether it is tried again (queued first).
+
+        A try pressed past its backstop halves the pages allowed at once (once for the tries
+        admitted together) and is tried again unless it ran alone; a calm one may raise it.
+        """
+        with self._gate:
+            self._running -= 1
+            if attempt.alone:
+                self._alone_running = False
+            retried = pressed and attempt.deferred < DEFERRAL_RETRIES
+            if retried:
+                self._queue.appendleft(dataclasses.replace(attempt, deferred=attempt.deferred + 1))
+            # Halved once for the tries admitted together: a try admitted with more pages at
+            # once than are allowed now tells nothing new.
+            if pressed and self._allowed > 1 and attempt.admitted_at <= self._allowed:
+                self._allowed //= 2
+                self._calm = 0
+                logger.warning(
+                    "analysis: a page took over the wall-time backstop with %d pages at once; "
+                    "it is tried again with %d at once",
+                    attempt.admitted_at,
+                    self._allowed,
+                )
+            elif not pressed:
+                self._calm += 1
+                if self._allowed < self.workers and self._calm >= CALM_ROUNDS * self._allowed:
+                    self._allowed += 1
+                    self._calm = 0
+            self._gate.notify_all()
+            return retried
 
     def map_records(
         self, records: Iterable[dict[str, Any]], stage_plan: StagePlan
@@ -490,24 +575,28 @@ class AnalysisPool:
                 self.site_memory.record(outcome.site, outcome.fingerprints)
         return outcome
 
-    def _outcome_of(self, future: concurrent.futures.Future[PageOutcome]) -> PageOutcome:
+    def _outcome_of(
+        self, future: concurrent.futures.Future[PageOutcome], deferred: int = 0
+    ) -> PageOutcome:
         try:
             return future.result()
         except Exception as exc:
-            failure = self._budget_outcome(exc)
+            failure = self._budget_outcome(exc, deferred)
             if failure is not None:
                 return failure
             logger.error("the analysis of a page failed", exc_info=exc)
             return PageOutcome(failed="analysis_error", message=f"{type(exc).__name__}: {exc}")
 
-    def _budget_outcome(self, exc: Exception) -> PageOutcome | None:
-        """Return the outcome of a task stopped by its budget or its worker, else ``None``."""
+    def _budget_outcome(self, exc: Exception, deferred: int = 0) -> PageOutcome | None:
+        """Return the outcome of a task stopped by its budget or its worker, else ``None``;
+        ``deferred``: the times the task had been tried again."""
         if isinstance(exc, TimeoutError):
+            backstop = wall_backstop(self.pool_params.timeout, deferred) or 0.0
+            where = " alone in the pool" if deferred >= DEFERRAL_RETRIES else ""
             return PageOutcome(
                 dropped="analysis_timeout",
-                message=f"the analysis took over {wall_backstop(self.pool_params.timeout, 0):g} s "
-                "of wall time (the backstop of WEBSIM_ANALYSIS_TIMEOUT's CPU time; twice that "
-                "for a page tried again); its worker was replaced",
+                message=f"the analysis took over {backstop:g} s of wall time{where} (the "
+                "backstop of WEBSIM_ANALYSIS_TIMEOUT's CPU time); its worker was replaced",
             )
         if isinstance(exc, MemoryError):  # the result itself was too large to send back
             return PageOutcome(dropped="too_large", message="the page's result is too large")
@@ -516,7 +605,10 @@ class AnalysisPool:
         return _worker_failure(exc)
 
     def close(self) -> None:
-        """Wait for the pages in flight, then stop the workers."""
+        """Wait for the pages in flight and those queued to be tried again, then stop the
+        workers."""
+        with self._gate:
+            self._gate.wait_for(lambda: not self._queue and not self._running)
         if self._pool is not None:
             self._pool.close()
             self._pool.join()

@@ -26,7 +26,8 @@ from scrapy.utils.test import get_crawler
 from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pipelines import PageAnalysisPipeline
-from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool
+from websim_crawler.workers import pool as pool_module
+from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool, PageOutcome
 
 TESTS = Path(__file__).resolve().parents[2]
 ROOT = TESTS.parent
@@ -355,16 +356,71 @@ def test_workers_are_forked_warm(fork_from_caller: bool) -> None:
         warm.close()
 
 
-def test_a_page_slowed_only_by_the_wall_clock_is_deferred_then_refused() -> None:
+@pytest.fixture
+def short_backstop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A wall-time backstop of 1.25 s for a 0.25 CPU s budget (2.5 s, then 5 s, when tried
+    again), so that the deferrals below take seconds, not minutes."""
+    monkeypatch.setattr(pool_module, "WALL_BACKSTOP", 1.0)
+
+
+@pytest.mark.usefixtures("short_backstop")
+def test_a_page_slowed_only_by_the_wall_clock_is_deferred_then_refused_alone() -> None:
     """A task that uses no CPU but outlasts the wall-time backstop (a starved worker looks
-    the same to the pool) is tried again with twice the backstop before it is refused."""
-    waiting = pool_of(1, timeout=0.25)
+    the same to the pool) is tried again with fewer pages beside it, then alone, each time with
+    twice the backstop, and refused only when it fails alone."""
+    waiting = pool_of(2, timeout=0.25)
     try:
         outcome = waiting._schedule(time.sleep, (60,)).result(timeout=120)
+        assert waiting.allowed_at_once == 1
     finally:
         waiting.close()
     assert outcome.dropped == "analysis_timeout" and outcome.deferred == DEFERRAL_RETRIES
-    assert "wall time" in outcome.message
+    assert "s of wall time alone in the pool" in outcome.message
+
+
+def crowded_task(registry: str, name: str) -> PageOutcome:
+    """A task that takes 0.3 s alone and stalls if another one runs at any time beside it (a
+    page that fits its budget alone, on a machine too crowded for two)."""
+    mine = Path(registry) / str(os.getpid())
+    mine.touch()
+    try:
+        crowded = False
+        ends = time.monotonic() + 0.3
+        while time.monotonic() < ends:
+            crowded = crowded or any(
+                other != mine and _alive(int(other.name)) for other in Path(registry).iterdir()
+            )
+            time.sleep(0.02)
+        if crowded:
+            time.sleep(60)
+        return PageOutcome(record={"name": name})
+    finally:
+        mine.unlink()
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a worker killed at its backstop may linger as a zombie)."""
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.usefixtures("short_backstop")
+def test_pages_that_fit_alone_but_not_together_are_all_analysed(tmp_path: Path) -> None:
+    """Four tasks started at once, each of which stalls beside another: the pool halves the
+    pages it analyses at once and retries them, alone at last; none is refused."""
+    crowded = pool_of(4, timeout=0.25)
+    try:
+        futures = [crowded._schedule(crowded_task, (str(tmp_path), f"t{n}")) for n in range(4)]
+        outcomes = [future.result(timeout=120) for future in futures]
+        lowered = crowded.allowed_at_once
+    finally:
+        crowded.close()
+    assert [outcome.dropped or outcome.failed for outcome in outcomes] == [None] * 4
+    assert [outcome.record for outcome in outcomes] == [{"name": f"t{n}"} for n in range(4)]
+    assert sum(outcome.deferred > 0 for outcome in outcomes) >= 2  # they did crowd each other
+    assert lowered < 4
 
 
 def _spin() -> None:

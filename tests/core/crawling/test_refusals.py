@@ -37,3 +37,11 @@ def test_a_crawl_without_refusals_or_pressure_has_no_line() -> None:
 def test_deferred_pages_alone_are_no_refusal() -> None:
     line = refusal_summary({"websim/render/deferred": 1}, RefusedUrls())
     assert line == "pages under the crawl's shared pressure: 1 deferred"
+
+
+def test_analyses_retried_alone_are_pressure_not_refusals() -> None:
+    stats = {"websim/analysis/deferred": 5, "websim/analysis/retried_alone": 2}
+    assert refusal_summary(stats, RefusedUrls()) == (
+        "pages under the crawl's shared pressure: 5 analyses tried again past the wall-time "
+        "backstop, 2 analyses retried alone"
+    )

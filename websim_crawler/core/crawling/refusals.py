@@ -20,6 +20,7 @@ PRESSURE_STATS = (
     ("retried", "websim/render/retried"),
     ("retried alone", "websim/render/retried_alone"),
     ("analyses tried again past the wall-time backstop", "websim/analysis/deferred"),
+    ("analyses retried alone", "websim/analysis/retried_alone"),
 )
 URLS_SHOWN = 3  # URLs named per reason
 
