@@ -11,6 +11,15 @@ DokuWiki) and the generated routed sites (``routed-*``) are issue 33's.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py [--only NAME ...]
     PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py --routed-seeds 3
+
+With ``--runs N``, each application named by ``--only`` is crawled N times in a row (with
+``--queries``, those queries; with ``--loaded``, a process spinning on every core) and the
+table has one row per run: coverage, pages refused for their own bounds, pages deferred under
+the crawl's pressure, and the spread of coverage at the end (issue 31: the same answer every
+run). The JavaScript search of the Python documentation, as the issue tried it:
+
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py --only sphinx-search --runs 3 \
+        --queries zoneinfo asyncio datetime decimal pathlib [--loaded]
 """
 
 from __future__ import annotations
@@ -33,6 +42,7 @@ sys.path[:0] = [
     str(Path(__file__).resolve().parents[1]),
     str(Path(__file__).resolve().parents[1] / "tests"),
 ]
+from support.load import every_core_busy  # noqa: E402
 from support.real_apps import (  # noqa: E402
     AppMissing,
     GalleryCrawl,
@@ -84,8 +94,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="crawl only generated routed sites: every routing x number of lists, seeds 0..N-1, "
         "and print how many meet each target",
     )
+    parser.add_argument("--runs", type=int, default=0, metavar="N", help="crawl each app N times")
+    parser.add_argument("--queries", nargs="*", default=(), help="with --runs: the queries")
+    parser.add_argument("--loaded", action="store_true", help="with --runs: every core busy")
     args = parser.parse_args(argv)
     records = corpus()
+    if args.runs:
+        for name in args.only or []:
+            repeated_runs(name, launchers()[name], records, args.runs, tuple(args.queries), args)
+        return 0
     named = routed_sweep(args.routed_seeds) if args.routed_seeds else launchers()
     met = {"coverage >= 0.95": 0, "no chrome": 0, "empty counted": 0, "no list dropped": 0}
     print(
@@ -128,6 +145,40 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.routed_seeds:
         print(f"of {len(named)} generated sites: " + ", ".join(f"{k} {v}" for k, v in met.items()))
     return 0
+
+
+REFUSED = ("render_memory", "analysis_timeout", "too_large", "too_many_elements")
+PRESSURE = ("websim/render/deferred", "websim/render/retried_alone", "websim/analysis/deferred")
+
+
+def repeated_runs(
+    name: str, launcher: Any, records: list[Any], runs: int, queries: tuple[str, ...], args: Any
+) -> None:
+    """Crawl one application ``runs`` times in a row; print coverage per run and its spread."""
+    described = ", ".join(queries) or "the gallery's"
+    load = "every core busy" if args.loaded else "quiet"
+    print(f"{name}: {runs} runs, queries {described}, {load}")
+    print("| run | listed | reached | coverage | refused (own bounds) | deferred / alone / "
+          "analyses deferred | seconds |\n|---|---|---|---|---|---|---|")  # fmt: skip
+    coverages = []
+    with every_core_busy(args.loaded):
+        for run in range(1, runs + 1):
+            with (
+                tempfile.TemporaryDirectory() as workdir,
+                launcher(records, Path(workdir) / "app") as app,
+            ):
+                crawl = crawl_app(app, Path(workdir), queries)
+            refused = sum(crawl.stats.get(f"websim/pages/failed/{why}", 0) for why in REFUSED)
+            refused += sum(crawl.stats.get(f"websim/pages/dropped/{why}", 0) for why in REFUSED)
+            pressure = " / ".join(str(crawl.stats.get(key, 0)) for key in PRESSURE)
+            coverages.append(crawl.coverage)
+            print(
+                f"| {run} | {len(crawl.listed)} | {len(crawl.reached)} | {crawl.coverage:.3f} | "
+                f"{refused} | {pressure} | {crawl.seconds:.0f} |",
+                flush=True,
+            )
+    print(f"spread of coverage {max(coverages) - min(coverages):.3f} (target 0); "
+          f"lowest {min(coverages):.3f} (target >= 0.95)")  # fmt: skip
 
 
 def routed_sweep(seeds: int) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import multiprocessing
 import os
 import threading
 from collections.abc import Iterator
@@ -22,6 +21,7 @@ from typing import Any
 
 import pytest
 from support.crawl_runs import crawl, read_pages
+from support.load import every_core_busy
 
 from websim_crawler._imports import available
 from websim_crawler.browser.pressure import PageAdmission, next_attempt
@@ -127,22 +127,11 @@ def heavy_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.server_close()
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
 def render_crawl(tmp_path: Path, start_url: str, *, busy: bool = False) -> tuple[list, dict, str]:
     """Render-crawl ``start_url`` under a browser cap one heavy page fits and three do not;
     return the pages stored, the stats and the crawl's log."""
-    spinners = [
-        multiprocessing.Process(target=_spin, daemon=True) for _ in range(os.cpu_count() or 1)
-    ]
-    if busy:
-        for spinner in spinners:
-            spinner.start()
     output, stats_file = tmp_path / "pages.jsonl", tmp_path / "stats.json"
-    try:
+    with every_core_busy(busy):
         finished = crawl(
             "site", output, "-a", f"start_url={start_url}", "-a", "render=1",
             "-s", f"WEBSIM_CHROMIUM_PATH={CHROMIUM}", "-s", "ROBOTSTXT_OBEY=False",
@@ -151,10 +140,6 @@ def render_crawl(tmp_path: Path, start_url: str, *, busy: bool = False) -> tuple
             "-s", "CONCURRENT_REQUESTS=8", "-s", "WEBSIM_CHUNK_DETAIL=none",
             "-s", f"WEBSIM_STATS_OUTPUT={stats_file}",
         )  # fmt: skip
-    finally:
-        for spinner in spinners:
-            if spinner.is_alive():
-                spinner.kill()
     assert finished.returncode in (0, 1), finished.stderr[-3000:]
     stats = json.loads(stats_file.read_text(encoding="utf-8"))
     return read_pages(output), stats, finished.stderr

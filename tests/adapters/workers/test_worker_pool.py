@@ -4,7 +4,6 @@ memory per page, and a crawl that stays live and small while a site serves monst
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import re
 import subprocess
@@ -22,6 +21,7 @@ from conftest import serve_directory
 from scrapy.utils.defer import deferred_from_coro
 from scrapy.utils.misc import build_from_crawler
 from scrapy.utils.test import get_crawler
+from support.load import every_core_busy
 
 from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
@@ -423,26 +423,16 @@ def test_pages_that_fit_alone_but_not_together_are_all_analysed(tmp_path: Path) 
     assert lowered < 4
 
 
-def _spin() -> None:
-    while True:
-        pass
-
-
 def test_with_every_core_busy_pages_within_their_cpu_budget_are_all_analysed() -> None:
     """The budget is the page's own CPU time: processes spinning on every core slow the
     workers' wall clock, and still no page that fits its budget is dropped."""
-    cores = os.cpu_count() or 1
-    spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(cores)]
     loaded = pool_of(2, timeout=1.0)
+    pages = [path.read_bytes() for path in ORDINARY_PAGES] * 3
+    urls = [f"http://p{n}.test/" for n in range(len(pages))]
     try:
-        for spinner in spinners:
-            spinner.start()
-        pages = [path.read_bytes() for path in ORDINARY_PAGES] * 3
-        urls = [f"http://p{n}.test/" for n in range(len(pages))]
-        outcomes = list(loaded.map(zip(pages, urls, [None] * len(pages), strict=True)))
+        with every_core_busy():
+            outcomes = list(loaded.map(zip(pages, urls, [None] * len(pages), strict=True)))
     finally:
-        for spinner in spinners:
-            spinner.kill()
         loaded.close()
     assert [outcome.dropped for outcome in outcomes if outcome.dropped] == []
     assert all(outcome.failed is None for outcome in outcomes)
