@@ -12,6 +12,9 @@ demo site served on 127.0.0.1:
   the URL (``/search`` result lists, ``/record/`` records, ``/topic/`` lists, text pages, others).
 - ``python docs``: Debian's python3.11-doc as docs.python.org serves it, its index pages
   (``genindex-*``, ``py-modindex``) and its content pages: two templates of one site.
+- ``mkdocs theme``: this project's docs built by MkDocs (``mkdocs build``): one template that is
+  nearly all chrome, pages parted only by a few content classes (positives only, for
+  same-template).
 - ``copies``: pages copied onto another host, exactly and with small edits (a title prefix, a
   sign-in form, one paragraph removed), against pages of other sites (looks-alike) and, for
   same-content, the copy of a book page against other book pages of the same template.
@@ -50,6 +53,7 @@ import json
 import pickle
 import random
 import re
+import subprocess
 import sys
 import tarfile
 import urllib.request
@@ -81,6 +85,7 @@ from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.core.similarity.template_classes import (
     chrome_classes,
+    pair_class_similarity,
     template_class_similarity,
 )
 from websim_crawler.core.similarity.text import InverseDocumentFrequency
@@ -188,6 +193,24 @@ def load_books_and_homes(count: int, rng: random.Random) -> list[Page]:
                     url = f"http://home-{stem}.test/"
                     pages.append(Page(url, data.read(), url, f"home {stem}", url))
     return pages
+
+
+def load_mkdocs_site(cache_dir: Path) -> list[Page]:
+    """This project's docs built by MkDocs into ``cache_dir`` (none without mkdocs)."""
+    site = cache_dir / "mkdocs-site"
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--quiet", "--site-dir", str(site)],
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        check=False,
+    )
+    if built.returncode:
+        return []
+    return [
+        Page(url, path.read_bytes(), "mkdocs", "mkdocs page", url)
+        for path in sorted(site.glob("*/index.html"))
+        for url in [f"https://websim.test/{path.parent.name}/"]
+    ]
 
 
 def load_python_docs(root: Path, count: int, rng: random.Random) -> list[Page]:
@@ -467,7 +490,8 @@ def evaluate_template_classes(
                 grouped[(i, j)] = first is not None and first == second
     fallbacks = 0
 
-    def score(i: int, j: int) -> float:
+    def judged_by_layout(i: int, j: int) -> float | None:
+        """The layout stage's verdict for a pair without class names, else None."""
         nonlocal fallbacks
         documents = features[i].document, features[j].document
         if documents[0] is None or documents[1] is None:
@@ -475,32 +499,76 @@ def evaluate_template_classes(
         if not documents[0].classes or not documents[1].classes:
             fallbacks += 1
             return float(scores[(i, j)][0] >= question.threshold)
-        return template_class_similarity(documents[0].classes, documents[1].classes, chrome_of[i])
+        return None
 
-    per_set = [
-        (np.array([score(i, j) for i, j, _ in s.pairs]), np.array([y for *_, y in s.pairs]))
-        for s in sets
-    ]
-    grid = np.round(np.arange(0.01, 1.0, 0.01), 2)
-    f1s = np.array([[f1_at(x, y, t) for t in grid] for x, y in per_set])
+    def in_collection(i: int, j: int) -> float:
+        layout = judged_by_layout(i, j)
+        if layout is not None:
+            return layout
+        first, second = features[i].document, features[j].document
+        assert first is not None and second is not None
+        return template_class_similarity(first.classes, second.classes, chrome_of[i])
+
+    def alone(i: int, j: int) -> float:
+        layout = judged_by_layout(i, j)
+        if layout is not None:
+            return layout
+        first, second = features[i].document, features[j].document
+        assert first is not None and second is not None
+        return pair_class_similarity(first.classes, second.classes)
+
+    labels = [np.array([y for *_, y in s.pairs]) for s in sets]
     print(
-        "\n## same-template by template classes (collection chrome discounted; "
-        f"{fallbacks} pairs without class names judged by layout)\n"
+        "\n## same-template by template classes (collection chrome discounted; pairs without "
+        "class names judged by layout)\n"
     )
-    print("| held-out set | pairs (+/-) | held-out F1 | threshold | best F1 there | groups' F1 |")
-    print("|---|---:|---:|---:|---:|---:|")
+    _held_out_table(
+        sets,
+        [np.array([in_collection(i, j) for i, j, _ in s.pairs]) for s in sets],
+        labels,
+        question.template_classes_threshold or 0.0,
+        [np.array([grouped[(i, j)] for i, j, _ in s.pairs]) for s in sets],
+    )
+    print("\n## same-template, two pages alone (the class names both use, of the larger set)\n")
+    _held_out_table(
+        sets,
+        [np.array([alone(i, j) for i, j, _ in s.pairs]) for s in sets],
+        labels,
+        question.pair_classes_threshold or 0.0,
+    )
+    print(f"\n{fallbacks} pair judgements fell back to the layout stage (no class names)")
+
+
+def _held_out_table(
+    sets: Sequence[LabelledSet],
+    scores: Sequence[np.ndarray],
+    labels: Sequence[np.ndarray],
+    shipped: float,
+    grouped: Sequence[np.ndarray] | None = None,
+) -> None:
+    """Print each set's held-out F1 (the threshold of the best mean F1 over the other sets, on
+    the grid of two-decimal values), the F1 at ``shipped`` and, given the groups, their F1."""
+    grid = np.round(np.arange(0.01, 1.0, 0.01), 2)
+    f1s = np.array([[f1_at(x, y, t) for t in grid] for x, y in zip(scores, labels, strict=True)])
+    print(
+        "| held-out set | pairs (+/-) | held-out F1 | threshold | best F1 there "
+        + f"| F1 at {shipped} |"
+        + (" groups' F1 |" if grouped else "")
+    )
+    print("|---|---:|---:|---:|---:|---:|" + ("---:|" if grouped else ""))
     for number, labelled in enumerate(sets):
         threshold = grid[int(np.delete(f1s, number, axis=0).mean(axis=0).argmax())]
-        x, y = per_set[number]
-        in_groups = np.array([grouped[(i, j)] for i, j, _ in labelled.pairs])
-        group_f1 = 2 * (in_groups & y).sum() / (in_groups.sum() + y.sum())
-        print(
+        x, y = scores[number], labels[number]
+        row = (
             f"| {labelled.name} | {int(y.sum())}/{int((~y).sum())} | {f1_at(x, y, threshold):.3f} "
-            f"| {threshold:.2f} | {best_f1(x, y)[0]:.3f} | {group_f1:.3f} |"
+            f"| {threshold:.2f} | {best_f1(x, y)[0]:.3f} | {f1_at(x, y, shipped):.3f} |"
         )
+        if grouped:
+            in_groups = grouped[number]
+            row += f" {2 * (in_groups & y).sum() / (in_groups.sum() + y.sum()):.3f} |"
+        print(row)
     mean = f1s.mean(axis=0)
-    shipped = question.template_classes_threshold or 0.0
-    shipped_mean = np.mean([f1_at(x, y, shipped) for x, y in per_set])
+    shipped_mean = np.mean([f1_at(x, y, shipped) for x, y in zip(scores, labels, strict=True)])
     print(
         f"\nfitted on all sets: threshold {grid[int(mean.argmax())]:.2f} "
         f"(mean F1 {mean.max():.3f}); questions.py's {shipped}: mean F1 {shipped_mean:.3f}"
@@ -744,6 +812,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if PYTHON_DOCS.is_dir():
         pages += load_python_docs(PYTHON_DOCS, args.docs, rng)
     docs_index = list(range(docs_start, len(pages)))
+    mkdocs_start = len(pages)
+    pages += load_mkdocs_site(args.cache_dir)
+    mkdocs_index = list(range(mkdocs_start, len(pages)))
     # Copies of big9 articles, of home pages and of book pages onto other hosts.
     copied_sources = (
         rng.sample(big9_index, args.copied)
@@ -809,6 +880,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
         "demo crawl": sample_set("demo crawl", pages, demo_index, same_kind, n, rng),
         "python docs": sample_set("python docs", pages, docs_index, same_kind, n, rng),
+        "mkdocs theme": sample_set("mkdocs theme", pages, mkdocs_index, same_kind, n, rng),
         "big9 copies": sample_set(
             "big9 copies",
             pages,
@@ -861,8 +933,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "books and homes (template)",
         "demo crawl",
         "python docs",
+        "mkdocs theme",
     ]
-    chosen.append(sets[template_sets[0]])
+    chosen += [sets[template_sets[0]], sets["mkdocs theme"]]
     for name, labelled in sets.items():
         labelled.name = name
     cache = args.cache_dir / f"question-scores-{args.seed}-{args.pairs}.pickle"
@@ -899,7 +972,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     evaluate_template_classes(
         [sets[name] for name in template_sets],
         pages,
-        [*collections, books_index, demo_index, docs_index],
+        [*collections, books_index, demo_index, docs_index, mkdocs_index],
         scores,
     )
     return 0

@@ -10,8 +10,10 @@ from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.questions import ask
 from websim_crawler.core.similarity.template_classes import (
+    BARE_SHARE,
     CHROME_MIN_PAGES,
     chrome_classes,
+    pair_class_similarity,
     template_class_similarity,
 )
 
@@ -59,6 +61,24 @@ def test_template_classes_are_compared_by_containment_outside_the_chrome() -> No
     assert template_class_similarity(frozenset({"header"}), short, chrome) == 0.0
 
 
+def test_pages_that_wear_the_chrome_with_a_few_content_classes_share_its_template() -> None:
+    chrome = frozenset(f"theme-{n}" for n in range(20))
+    few = int(BARE_SHARE * 20)  # a code block's language, an admonition: content, not template
+    with_code = chrome | {f"language-{n}" for n in range(few)}
+    assert template_class_similarity(chrome, with_code, chrome) == 1.0
+    record = chrome | {f"record-{n}" for n in range(few + 3)}  # a template of its own
+    assert template_class_similarity(chrome, record, chrome) == 0.0
+
+
+def test_two_pages_alone_share_a_template_when_what_both_use_is_most_of_each() -> None:
+    theme = frozenset(f"theme-{n}" for n in range(20))
+    assert pair_class_similarity(theme, theme | {"language-python"}) == 20 / 21
+    results = theme | {f"result-{n}" for n in range(8)}
+    records = theme | {f"record-{n}" for n in range(6)}
+    assert pair_class_similarity(results, records) == 20 / 28  # the chrome alone: apart
+    assert pair_class_similarity(theme, frozenset()) == 0.0
+
+
 @settings(deadline=None)  # a loaded machine: invariants, not timings
 @given(
     st.frozensets(st.sampled_from("abcdefgh")),
@@ -89,13 +109,18 @@ def test_same_template_tells_a_sites_result_lists_from_its_records() -> None:
     assert all(set(pair["scores"]) == {"template_classes"} for pair in result.pairs)
 
 
-def test_a_small_collection_and_pages_without_classes_are_judged_by_the_stages() -> None:
+def test_a_small_collection_is_judged_pair_by_pair_and_pages_without_classes_by_the_stages() -> (
+    None
+):
     params = ask(SimilarityParams(), "same-template")
     few = [
         page_features(text, url=f"http://shop.test/{n}") for n, text in enumerate(one_site(2, 2))
     ]
     small = find_similar_pairs(few, params)
-    assert small.decided_by == ("layout",) and all("layout" in p["scores"] for p in small.pairs)
+    assert small.decided_by == ("template_classes", "layout")
+    groups = sorted(sorted(int(url.rsplit("/", 1)[1]) for url in group) for group in small.groups)
+    assert groups == [[0, 1], [2, 3]]  # the chrome both share is not a template of its own
+    assert all(pair["scores"]["template_classes"] >= 0.8 for pair in small.pairs)
     plain = "<html><body><h1>Plain {n}</h1><p>No classes at all here, {n}.</p></body></html>"
     bare = [page_features(plain.format(n=n), url=f"http://old.test/{n}") for n in range(12)]
     result = find_similar_pairs(bare, params)

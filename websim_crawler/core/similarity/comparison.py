@@ -23,10 +23,15 @@ from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_d
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import MODES, STAGES, SimilarityParams
+from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
     similarity,
     structural_similarity,
+)
+from websim_crawler.core.similarity.template_classes import (
+    TEMPLATE_CLASSES,
+    pair_class_similarity,
 )
 from websim_crawler.core.similarity.text import InverseDocumentFrequency, text_similarity
 from websim_crawler.core.similarity.visual import (
@@ -226,6 +231,23 @@ class ComparisonReport:
         return asdict(self)
 
 
+def pair_classes_threshold(params: SimilarityParams) -> float | None:
+    """Return the threshold at which ``params``' question judges two pages by the class names
+    they share (same-template), or ``None`` when the stages judge."""
+    question = QUESTIONS.get(params.question)
+    return question.pair_classes_threshold if question is not None else None
+
+
+def _class_sets(
+    first: PageFeatures, second: PageFeatures
+) -> tuple[frozenset[str], frozenset[str]] | None:
+    """Return both pages' class names, or ``None`` when either page has none."""
+    if first.document is None or second.document is None:
+        return None
+    sets = first.document.classes, second.document.classes
+    return sets if all(sets) else None
+
+
 def layout_score(
     first: ParsedDocument | None, second: ParsedDocument | None, params: SimilarityParams
 ) -> tuple[float, int, str]:
@@ -350,7 +372,13 @@ def compare_pages(
     judged = [r for r in results if r.verdict in ("similar", "dissimilar")]
     verdicts = [r.verdict for r in judged]
     deciding = [r.stage for r in judged if r.verdict == "dissimilar"] or [r.stage for r in judged]
-    if mode == "combined" and combined is not None:
+    by_classes = pair_classes_threshold(params) if mode == "combined" else None
+    class_sets = _class_sets(first, second) if by_classes is not None else None
+    if by_classes is not None and class_sets is not None:
+        combined = pair_class_similarity(*class_sets)
+        verdicts = ["similar" if combined >= by_classes else "dissimilar"]
+        deciding = [TEMPLATE_CLASSES]
+    elif mode == "combined" and combined is not None:
         verdicts = ["similar" if combined >= params.combined_threshold else "dissimilar"]
         deciding = [r.stage for r in scored]
     verdict = (
@@ -378,6 +406,14 @@ def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
     asked = f"question {report.question}"
     if report.verdict == "undetermined":
         return f"{asked}: undetermined, no stage had data to judge by"
+    if report.decided_by == (TEMPLATE_CLASSES,) and report.combined_score is not None:
+        threshold = pair_classes_threshold(params) or 0.0
+        relation = ">=" if report.combined_score >= threshold else "<"
+        return (
+            f"{asked}: {report.verdict}, template classes {report.combined_score:.3f} {relation} "
+            f"threshold {threshold:g} (the class names both pages use, as a share of the page "
+            "that uses more; the stages are shown, not weighed)"
+        )
     judged = [r for r in report.stages if r.score is not None and r.stage in report.decided_by]
     if report.mode == "combined" and report.combined_score is not None:
         relation = ">=" if report.combined_score >= params.combined_threshold else "<"

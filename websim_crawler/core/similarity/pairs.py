@@ -28,6 +28,7 @@ from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import QUESTIONS
 from websim_crawler.core.similarity.template_classes import (
     CHROME_MIN_PAGES,
+    TEMPLATE_CLASSES,
     chrome_classes,
     template_class_similarity,
 )
@@ -230,10 +231,11 @@ def _pair_judge(
     """Return what judges a pair of ``pages`` (its scores when similar, else None) and the names
     of what it reads.
 
-    The stages (``compare_pages``) judge, except for a question with a template classes
-    threshold in a collection of at least ``CHROME_MIN_PAGES`` pages: there two pages that use
-    class names are judged by their template classes with the collection's chrome discounted
-    (``templates``); a page without class names or without HTML falls back to the stages.
+    ``compare_pages`` judges (the stages, or for same-template the class names two pages
+    share), except for a question with a template classes threshold in a collection of at least
+    ``CHROME_MIN_PAGES`` pages: there two pages that use class names are judged by their
+    template classes with the collection's chrome discounted (``template_classes``); a page
+    without class names or without HTML falls back to the stages.
     """
     idf = InverseDocumentFrequency.fit(page.keywords for page in pages)
 
@@ -241,10 +243,10 @@ def _pair_judge(
         report = compare_pages(pages[first], pages[second], params.pairs_mode, params, idf)
         if report.verdict != "similar":
             return None
-        return {
-            "combined_score": report.combined_score,
-            "scores": {r.stage: r.score for r in report.stages},
-        }
+        scores = {r.stage: r.score for r in report.stages}
+        if report.decided_by == (TEMPLATE_CLASSES,):
+            scores[TEMPLATE_CLASSES] = report.combined_score
+        return {"combined_score": report.combined_score, "scores": scores}
 
     stages = tuple(
         stage
@@ -254,20 +256,22 @@ def _pair_judge(
     question = QUESTIONS.get(params.question)
     threshold = question.template_classes_threshold if question else None
     if threshold is None or len(pages) < CHROME_MIN_PAGES:
+        if question is not None and question.pair_classes_threshold is not None:
+            stages = (TEMPLATE_CLASSES, *stages)  # pages with class names; the others by stages
         return by_stages, stages
     classes = [None if page.document is None else page.document.classes for page in pages]
     chrome = chrome_classes(names for names in classes if names is not None)
-    own_classes = [frozenset() if names is None else names - chrome for names in classes]
 
     def by_template_classes(first: int, second: int) -> dict[str, Any] | None:
-        if not classes[first] or not classes[second]:  # no document (HTML dropped), no classes
+        one, other = classes[first], classes[second]
+        if not one or not other:  # no document (HTML dropped), no classes
             return by_stages(first, second)
-        score = template_class_similarity(own_classes[first], own_classes[second])
+        score = template_class_similarity(one, other, chrome)
         if score < threshold:
             return None
-        return {"combined_score": score, "scores": {"template_classes": score}}
+        return {"combined_score": score, "scores": {TEMPLATE_CLASSES: score}}
 
-    return by_template_classes, ("template_classes",)
+    return by_template_classes, (TEMPLATE_CLASSES,)
 
 
 def find_similar_pairs(

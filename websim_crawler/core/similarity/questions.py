@@ -35,6 +35,10 @@ class Question:
     # template classes (``templates.template_class_similarity``, the collection's chrome
     # discounted) at this threshold instead of by the stages; None: by the stages everywhere.
     template_classes_threshold: float | None = None
+    # Two pages alone (or a smaller collection), both using class names: judged by the share of
+    # the class names they both use (``template_classes.pair_class_similarity``) at this
+    # threshold instead of by the stages; None: by the stages.
+    pair_classes_threshold: float | None = None
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -48,10 +52,10 @@ class Question:
 # F1 over the labelled sets; the held-out F1s are in RESULTS.md); looks-alike by its logistic fit
 # (``StageCombiner``, on six sets, four of them rendered with screenshots), whose held-out F1s
 # beat the grid's (worst set 0.986 against 0.972). same-template is answered by its template
-# classes threshold in a collection (fitted the same way); two pages alone (``websim compare
-# --question same-template``) by the layout stage at 0.8, where the demo crawl's result lists and
-# records part: no fit of the stages alone tells a site's templates apart (a result list and a
-# record share the site's chrome; see RESULTS.md).
+# classes threshold in a collection, and two pages alone (``websim compare --question
+# same-template``) by the class names they share, each fitted the same way: no fit of the stages
+# alone tells a site's templates apart (a result list and a record share the site's chrome; see
+# RESULTS.md); the layout stage answers pages without class names.
 QUESTIONS: dict[str, Question] = {
     question.name: question
     for question in (
@@ -67,6 +71,7 @@ QUESTIONS: dict[str, Question] = {
             (1.0, 0.0, 0.0, 0.0),
             0.8,
             template_classes_threshold=0.29,
+            pair_classes_threshold=0.8,
         ),
         Question(
             "looks-alike",
