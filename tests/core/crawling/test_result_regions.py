@@ -279,3 +279,20 @@ def test_a_documentation_search_lists_pages_of_several_sections() -> None:
     found = find_records(page(html), url, template_links=template)
     assert found.links == expected
     assert found.region is not None and found.region.shape == "/*/*/"
+
+
+def test_a_documentation_search_takes_every_section_however_many_one_section_holds() -> None:
+    """Sphinx's search for "decimal" in the Python docs: 193 of 234 results under
+    ``library/``, the others under ``whatsnew/``, ``c-api/``, ``tutorial/``...: a section
+    with over four fifths of the results is not the list's pattern, its outline is."""
+    sections = ["library"] * 17 + ["whatsnew", "c-api", "tutorial"]
+    results = "".join(
+        f'<li><a href="{section}/page{n}.html">Page {n}</a><p class="context">About {n}.</p></li>'
+        for n, section in enumerate(sections)
+    )
+    url = "http://docs.example.org/search.html?q=decimal"
+    found = find_records(page(f'<ul class="search">{results}</ul>'), url)
+    expected = tuple(
+        f"http://docs.example.org/{section}/page{n}.html" for n, section in enumerate(sections)
+    )
+    assert found.links == expected

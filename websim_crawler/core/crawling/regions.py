@@ -118,19 +118,24 @@ def find_data_regions(
 def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
     """Return the region of items with these links: the pattern most items share, or ``None``.
 
-    When no pattern is in four fifths of the items, but the region is a list (at least
-    ``_MIN_MIXED_ITEMS`` items) whose items carry one link each and one outline of path
-    (``coarse_url_shape``: the number of segments, every name left open) is in four fifths of
-    them, the outline is the pattern: a documentation search lists pages of several sections
-    (``/library/77/``, ``/howto/12/``, ``/c-api/4/``), one link a result.
+    When the region is a list (at least ``_MIN_MIXED_ITEMS`` items) whose items carry one link
+    each and one outline of path (``coarse_url_shape``: the number of segments, every name left
+    open) is in four fifths of them and in more items than any pattern, the outline is the
+    pattern: a documentation search lists pages of several sections (``/library/77/``,
+    ``/howto/12/``, ``/c-api/4/``), one link a result, however many of them one section holds.
     """
     chosen = _common_shape(item_links, url_shape)
-    if chosen is not None and chosen[1] * 5 < len(item_links) * 4:
+    if chosen is not None and chosen[1] < len(item_links):
         coarse = _common_shape(item_links, coarse_url_shape)
         one_link_each = len(item_links) >= _MIN_MIXED_ITEMS and all(
             len(links) == 1 for links in item_links
         )
-        if coarse is not None and coarse[1] * 5 >= len(item_links) * 4 and one_link_each:
+        if (
+            coarse is not None
+            and coarse[1] > chosen[1]
+            and coarse[1] * 5 >= len(item_links) * 4
+            and one_link_each
+        ):
             chosen = coarse
     if chosen is None:
         return None
