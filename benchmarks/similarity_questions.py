@@ -490,32 +490,19 @@ def evaluate_template_classes(
                 grouped[(i, j)] = first is not None and first == second
     fallbacks = 0
 
-    def judged_by_layout(i: int, j: int) -> float | None:
-        """The layout stage's verdict for a pair without class names, else None."""
+    def score(i: int, j: int, alone: bool) -> float:
+        """The pair's template classes score, in its collection or alone; a pair without class
+        names is judged by the layout stage at the question's threshold."""
         nonlocal fallbacks
-        documents = features[i].document, features[j].document
-        if documents[0] is None or documents[1] is None:
+        first, second = features[i].document, features[j].document
+        if first is None or second is None:
             return 0.0
-        if not documents[0].classes or not documents[1].classes:
+        if not first.classes or not second.classes:
             fallbacks += 1
             return float(scores[(i, j)][0] >= question.threshold)
-        return None
-
-    def in_collection(i: int, j: int) -> float:
-        layout = judged_by_layout(i, j)
-        if layout is not None:
-            return layout
-        first, second = features[i].document, features[j].document
-        assert first is not None and second is not None
+        if alone:
+            return pair_class_similarity(first.classes, second.classes)
         return template_class_similarity(first.classes, second.classes, chrome_of[i])
-
-    def alone(i: int, j: int) -> float:
-        layout = judged_by_layout(i, j)
-        if layout is not None:
-            return layout
-        first, second = features[i].document, features[j].document
-        assert first is not None and second is not None
-        return pair_class_similarity(first.classes, second.classes)
 
     labels = [np.array([y for *_, y in s.pairs]) for s in sets]
     print(
@@ -524,7 +511,7 @@ def evaluate_template_classes(
     )
     _held_out_table(
         sets,
-        [np.array([in_collection(i, j) for i, j, _ in s.pairs]) for s in sets],
+        [np.array([score(i, j, alone=False) for i, j, _ in s.pairs]) for s in sets],
         labels,
         question.template_classes_threshold or 0.0,
         [np.array([grouped[(i, j)] for i, j, _ in s.pairs]) for s in sets],
@@ -532,7 +519,7 @@ def evaluate_template_classes(
     print("\n## same-template, two pages alone (the class names both use, of the larger set)\n")
     _held_out_table(
         sets,
-        [np.array([alone(i, j) for i, j, _ in s.pairs]) for s in sets],
+        [np.array([score(i, j, alone=True) for i, j, _ in s.pairs]) for s in sets],
         labels,
         question.pair_classes_threshold or 0.0,
     )

@@ -135,6 +135,14 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         return
 
 
+class _QuietServer(ThreadingHTTPServer):
+    """A threaded server that lets a browser close a connection mid-file without a traceback."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):  # BrokenPipe, ConnectionReset
+            super().handle_error(request, client_address)
+
+
 class StaticSite:
     """A static site served by a threaded ``http.server``; scripts' fetches may be delayed."""
 
@@ -146,7 +154,7 @@ class StaticSite:
         )
         self.handler_type = handler_type
         handler = functools.partial(handler_type, directory=str(root))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _QuietServer(("127.0.0.1", 0), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
