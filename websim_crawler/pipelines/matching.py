@@ -4,9 +4,12 @@ Enable it with ``WEBSIM_MATCH_INDEX=refs.idx`` (an index built with ``websim ind
 ``ITEM_PIPELINES`` entry ``websim_crawler.pipelines.matching.MatchPipeline`` after the analysis
 pipeline (its keywords and links are reused), or through ``WebsimAddon``. Each item gets its
 ``WEBSIM_MATCH_TOP`` best references for the question asked (``WEBSIM_SIMILARITY_QUESTION``;
-``auto``: looks-alike) in its ``reference_matches`` field; the page is parsed and matched in a
-thread, never on the reactor. Stats: ``websim/match/pages``, ``websim/match/similar`` (pages
-with a similar reference), ``websim/match/skipped/<reason>``, ``websim/match/references``.
+``auto``: looks-alike) in its ``reference_matches`` field. The page's features are prepared
+where it is parsed, once: by the analysis worker with the item's analysis (the stages' prepared
+record, ``StageRecords``), or in the records' own pool for an item that did not come through
+the analysis; the crawl's process parses no HTML, and matches in a thread, never on the
+reactor. Stats: ``websim/match/pages``, ``websim/match/similar`` (pages with a similar
+reference), ``websim/match/skipped/<reason>``, ``websim/match/references``.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.reference_index import Match, ReferenceIndex
-from websim_crawler.core.similarity.collection import record_problem
-from websim_crawler.core.similarity.comparison import features_from_item
+from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
+from websim_crawler.core.similarity.portable import features_from_dict
+from websim_crawler.pipelines._collection import stage_records_of
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +43,8 @@ class MatchPipeline:
         self.config = config
         self.index = index
         self._lock = threading.Lock()  # one query at a time: the index caches decoded pages
+        self.records = stage_records_of(crawler)
+        self.records.enable("similarity")  # the features, prepared where the page is parsed
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> MatchPipeline:
@@ -58,19 +64,17 @@ class MatchPipeline:
         stats = self.crawler.stats
         assert stats is not None
         adapter = ItemAdapter(item)
-        fields = {
-            "url": adapter.get("url"),
-            "html": adapter.get(self.config.items.html_field),
-            "links": adapter.get("links"),
-            "keywords": adapter.get("keywords"),
-            "keyword_stems": adapter.get("keyword_stems"),
-            "screenshot": adapter.get("screenshot"),
-        }
-        reason = record_problem(fields) or (None if fields["html"] else "no_html")
-        if reason is not None:
-            stats.inc_value(f"websim/match/skipped/{reason}")
+        features = None
+        if adapter.get(self.config.items.html_field):
+            record = await self.records.prepared(item)
+            features = None if isinstance(record, str) else record.get(SIMILARITY_FEATURES)
+            reason = record if isinstance(record, str) else record.get(SIMILARITY_SKIP)
+        else:
+            reason = "no_html"
+        if features is None:
+            stats.inc_value(f"websim/match/skipped/{reason or 'no_features'}")
             return item
-        matches = await maybe_deferred_to_future(deferToThread(self._match, fields))
+        matches = await maybe_deferred_to_future(deferToThread(self._match, features))
         if isinstance(adapter.item, dict) or MATCHES_FIELD in adapter.field_names():
             adapter[MATCHES_FIELD] = [match.to_dict() for match in matches]
         stats.inc_value("websim/match/pages")
@@ -78,7 +82,7 @@ class MatchPipeline:
             stats.inc_value("websim/match/similar")
         return item
 
-    def _match(self, fields: dict[str, Any]) -> list[Match]:
-        page = features_from_item(fields, self.config.similarity, self.config.analysis)
+    def _match(self, features: dict[str, Any]) -> list[Match]:
+        page = features_from_dict(features)
         with self._lock:
             return self.index.query(page)

@@ -27,11 +27,17 @@ from scrapy.utils.test import get_crawler
 from support.crawl_runs import QUERIES, run_crawl, serve_slow_demo, stage_pipelines
 
 from websim_crawler.core.io import iter_jsonl
-from websim_crawler.core.similarity.comparison import compare_pages, features_from_item
+from websim_crawler.core.reference_index import ReferenceIndex
+from websim_crawler.core.similarity.comparison import (
+    compare_pages,
+    features_from_item,
+    page_features,
+)
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.portable import features_from_dict, features_to_dict
 from websim_crawler.items import PageItem
 from websim_crawler.pipelines._collection import stage_records_of
+from websim_crawler.pipelines.matching import MatchPipeline
 
 REPO = Path(__file__).resolve().parents[3]
 SENTENCE = "The expedition reached the northern ridge of the volcano after {} long days of walking."
@@ -70,8 +76,14 @@ def test_features_sent_as_data_compare_as_the_parsed_ones() -> None:
 
 @pytest_twisted.inlineCallbacks
 def test_the_crawl_process_parses_no_html(tmp_path: Path, monkeypatch: Any) -> Any:
-    """Every page is parsed by a worker: parsing in the crawl's process raises here."""
+    """Every page is parsed by a worker, for the stages and the match against a reference
+    index: parsing in the crawl's process raises here."""
+    references = ReferenceIndex()
+    for n in range(2):
+        references.add(page_features(article(n, "volcano"), url=f"http://known.test/{n}"))
+    references.save(tmp_path / "refs.idx")
     settings = {
+        "WEBSIM_MATCH_INDEX": str(tmp_path / "refs.idx"),
         "WEBSIM_CLUSTERS_OUTPUT": str(tmp_path / "clusters.json"),
         "WEBSIM_CLUSTERS_MIN_DF": 1,
         "WEBSIM_CLUSTERS_N": 2,
@@ -81,6 +93,7 @@ def test_the_crawl_process_parses_no_html(tmp_path: Path, monkeypatch: Any) -> A
         "WEBSIM_ANALYSIS_WORKERS": 1,
     }
     crawler, analysis, stages = stage_pipelines(settings)
+    matching = MatchPipeline.from_crawler(crawler)
 
     def no_parsing(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("HTML parsed in the crawl's process")
@@ -94,17 +107,19 @@ def test_the_crawl_process_parses_no_html(tmp_path: Path, monkeypatch: Any) -> A
     ]
     for item in items:
         analysed = yield deferred_from_coro(analysis.process_item(item))
-        for stage in stages:
+        for stage in [matching, *stages]:
             yield deferred_from_coro(stage.process_item(analysed))
     # An item that did not come through the analysis is prepared in the pool too.
     late = {"url": "http://s.test/late", "kind": "record", "html": article(9, "volcano")}
-    for stage in stages:
+    for stage in [matching, *stages]:
         yield deferred_from_coro(stage.process_item(late))
     yield deferred_from_coro(analysis.close_spider())
     for stage in stages:
         yield deferred_from_coro(stage.close_spider())
     stats = crawler.stats.get_stats()
     assert not [key for key in stats if key.endswith("/failed")]
+    assert stats["websim/match/pages"] == 7 and stats["websim/match/similar"] >= 1
+    assert items[0]["reference_matches"][0]["url"] == "http://known.test/0"
     clusters = json.loads((tmp_path / "clusters.json").read_text(encoding="utf-8"))
     assert clusters["input"]["pages"] == 7 and clusters["input"]["clustered"] >= 1
     assert not [reason for reason in clusters["input"]["skipped"] if "analysis" in reason]
