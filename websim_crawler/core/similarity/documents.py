@@ -163,12 +163,16 @@ class VertexTree:
         """A 128-bit BLAKE2 digest of each vertex's subtree (tags, attribute names, shape):
         equal digests mean identical subtrees.
         """
-        digests = [b""] * len(self.tags)
+        tags, attributes, children = self.tags, self.attributes, self.children
+        digests = [b""] * len(tags)
+        labels: dict[tuple[str, frozenset[str]], bytes] = {}  # a page repeats its few labels
         for index in range(len(digests) - 1, -1, -1):
-            digest = blake2b(
-                repr((self.tags[index], sorted(self.attributes[index]))).encode(), digest_size=16
-            )
-            for child in self.children[index]:
+            key = (tags[index], attributes[index])
+            label = labels.get(key)
+            if label is None:
+                label = labels[key] = repr((key[0], sorted(key[1]))).encode()
+            digest = blake2b(label, digest_size=16)
+            for child in children[index]:
                 digest.update(digests[child])
             digests[index] = digest.digest()
         return tuple(digests)

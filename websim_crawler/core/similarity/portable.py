@@ -103,10 +103,24 @@ def _document_from_dict(data: Mapping[str, Any]) -> PortableDocument:
         pq_grams=Counter({tuple(map(str, gram)): int(count) for gram, count in data["pq_grams"]}),
         vertices=VertexTree(
             tuple(map(str, vertices["tags"])),
-            tuple(frozenset(map(str, names)) for names in vertices["attributes"]),
-            tuple(tuple(int(child) for child in kids) for kids in vertices["children"]),
+            _attribute_sets(vertices["attributes"]),
+            tuple(tuple(map(int, kids)) for kids in vertices["children"]),
         ),
     )
+
+
+def _attribute_sets(names_per_vertex: list[list[str]]) -> tuple[frozenset[str], ...]:
+    """Each vertex's attribute names as a set, one set object for equal names (a page repeats
+    a few: equal sets hash once)."""
+    sets: dict[tuple[str, ...], frozenset[str]] = {}
+    built = []
+    for names in names_per_vertex:
+        key = tuple(map(str, names))
+        known = sets.get(key)
+        if known is None:
+            known = sets[key] = frozenset(key)
+        built.append(known)
+    return tuple(built)
 
 
 def _signature_to_dict(signature: ColourSignature) -> dict[str, Any]:
