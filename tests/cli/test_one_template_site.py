@@ -34,7 +34,7 @@ def docs_pages(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_two_pages_of_the_theme_share_a_template(
-    docs_pages: list[Path], capsys: pytest.CaptureFixture[str]
+    docs_pages: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     by_name = {page.parent.name: page for page in docs_pages}
     plain, with_code = by_name["crawling"], by_name["readme"]  # code blocks in three languages
@@ -44,6 +44,12 @@ def test_two_pages_of_the_theme_share_a_template(
     reason = capsys.readouterr().err
     assert code == 0, reason
     assert "question same-template: similar, template classes" in reason
+    report = tmp_path / "report.html"
+    arguments = ["compare", str(plain), str(with_code), "--question", "same-template"]
+    assert main([*arguments, "--format", "html", "-o", str(report)]) == 0
+    decided = report.read_text(encoding="utf-8").split("<p class='decided'>")[1].split("</p>")[0]
+    assert decided.startswith("Decided by: template_classes ")
+    assert "(threshold 0.8)" in decided  # the class names' threshold, not the stages'
 
 
 def test_the_collection_and_every_pair_agree_on_one_template(

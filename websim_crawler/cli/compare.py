@@ -29,9 +29,11 @@ from websim_crawler.core.similarity.comparison import (
     ComparisonReport,
     compare_pages,
     page_features,
+    pair_classes_threshold,
 )
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import COMPARE_QUESTION, QUESTIONS, ask
+from websim_crawler.core.similarity.template_classes import TEMPLATE_CLASSES
 from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 from websim_crawler.workers.pool import AnalysisPool
@@ -156,10 +158,13 @@ def render_report_html(
         f"<td>{r.support}</td><td>{html.escape(r.detail)}</td></tr>"
         for r in report.stages
     )
+    threshold = params.combined_threshold
+    if report.decided_by == (TEMPLATE_CLASSES,):  # judged by the class names both pages use
+        threshold = pair_classes_threshold(params) or threshold
     combined = (
         "n/a"
         if report.combined_score is None
-        else f"{report.combined_score:.4f} (threshold {params.combined_threshold:g})"
+        else f"{report.combined_score:.4f} (threshold {threshold:g})"
     )
     question = QUESTIONS.get(report.question)
     asked = f"{report.question}: {question.answers}" if question else f"{report.question} weights"
