@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urldefrag, urljoin, urlsplit
 
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")  # Debian: apt-get install python3.11-doc
 CHROMIUM = os.environ.get("WEBSIM_CHROMIUM_PATH", "/usr/bin/chromium")
@@ -730,7 +730,7 @@ class GalleryCrawl:
     form_found: bool
     listed: set[Any]  # record numbers (paths) the application lists for the queries
     reached: set[Any]  # listed records the crawl stored as records
-    chrome_records: list[str]  # stored "records" that are no record of the corpus
+    chrome_records: list[str]  # stored "records" neither of the corpus nor listed
     pages: int
     seconds: float
     records: list[dict[str, Any]]  # the stored record items of the corpus
@@ -773,16 +773,24 @@ def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
         else []
     )
     stats = json.loads(stats_file.read_text(encoding="utf-8")) if stats_file.exists() else {}
-    listed = {app.record_number(url) for query in queries for url in app.listed(query)}
+    listed_pages = {urldefrag(url).url for query in queries for url in app.listed(query)}
+    listed = {app.record_number(url) for url in listed_pages}
     listed.discard(None)
     stored = [item for item in items if item.get("kind") == "record"]
     corpus_records = [item for item in stored if app.label_of(item["url"]) is not None]
+    # Chrome: a stored "record" that is no corpus page and that the search does not list (Sphinx
+    # also lists pages outside the labelled sections, such as ``contents.html``: records too).
+    chrome = [
+        item["url"]
+        for item in stored
+        if app.label_of(item["url"]) is None and urldefrag(item["url"]).url not in listed_pages
+    ]
     reached = {app.record_number(item["url"]) for item in corpus_records} & listed
     return GalleryCrawl(
         form_found=template is None and "websim/crawl/no_search_form" not in stats,
         listed={number for number in listed if number is not None},
         reached={number for number in reached if number is not None},
-        chrome_records=[item["url"] for item in stored if app.label_of(item["url"]) is None],
+        chrome_records=chrome,
         pages=len(items),
         seconds=seconds,
         records=corpus_records,
