@@ -317,10 +317,15 @@ def keyword_forms(
     of the stem.
     """
     stem = stemmer(language, stemmer_name)
+    known_stems = _keyword_table(language, True, stemmer_name)  # the stems already worked out
     forms: dict[str, Counter[str]] = {}
     tokens = keyword_tokens(text, language, stem=False, stemmer_name=stemmer_name)
     for token, count in Counter(tokens).items():
-        forms.setdefault(stem(token), Counter())[token] += count
+        key = known_stems.get(token) or stem(token)
+        found = forms.get(key)
+        if found is None:
+            forms[key] = found = Counter()
+        found[token] = count  # each token once: Counter(tokens) counted it
     return forms
 
 

@@ -352,6 +352,7 @@ def _content_named(classes: str | None, identifier: str | None) -> bool:
     )
 
 
+@lru_cache(maxsize=65_536)  # pages repeat their class names: one C lookup per element
 def _attribute_hint(role: str | None, classes: str | None, identifier: str | None) -> str:
     """Return the furniture word of a role or the class/id names, "" when none or a name marks
     content."""
