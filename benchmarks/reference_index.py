@@ -25,7 +25,7 @@ trafilatura-eval (pages of other sites), unpacked once into ``--cache-dir``.
    parameters changed; generated in memory, never written to the repository), each built,
    saved and then loaded in a fresh process that measures load time, resident memory and the
    query time of ``--queries`` imitations (after their own analysis), and the candidate recall
-   of ``--recall-queries`` of them against the exhaustive comparison.
+   of ``--scale-recall-queries`` of them against the exhaustive comparison.
 
 Usage::
 
@@ -56,6 +56,7 @@ from typing import Any
 
 import lxml.etree
 import lxml.html
+import numpy as np
 import orjson
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -277,6 +278,9 @@ def labelled_sets(datasets: Path, cache: Path, others: int, recall_queries: int)
             if question == "same-content" and set_name == "captures":
                 rows.append([question, set_name, len(pairs), "n/a", "n/a", "n/a (other articles)"])
                 continue
+            # Recall queries spread over the whole set (its pages come grouped by site).
+            spread = np.linspace(0, len(pairs) - 1, min(len(pairs), recall_queries), dtype=int)
+            checked = set(spread.tolist())
             for position, (query, page) in enumerate(pairs):
                 matches = index.query(query, question=question, top=5)
                 if set_name == "other sites":
@@ -286,7 +290,7 @@ def labelled_sets(datasets: Path, cache: Path, others: int, recall_queries: int)
                 top1 += bool(hits) and hits[0]
                 top5 += any(hits)
                 similar += bool(matches) and hits[0] and matches[0].verdict == "similar"
-                if measured and position < recall_queries:
+                if measured and position in checked:
                     best = index.exhaustive(query, question=question, top=1)[0]
                     kept += index.urls.index(best.url) in index.candidates(
                         query, index.asked(question)
@@ -307,9 +311,8 @@ def labelled_sets(datasets: Path, cache: Path, others: int, recall_queries: int)
                     f"{similar / count:.3f}",
                 ]
             )
-            if measured:
-                checked = min(count, recall_queries)
-                recall_rows.append([question, set_name, checked, f"{kept / checked:.3f}"])
+            if measured and checked:
+                recall_rows.append([question, set_name, len(checked), f"{kept / len(checked):.3f}"])
     print(
         "Top-1 and top-5 per question (right reference first / among the first five; "
         "similar: the right first reference is also judged similar at the threshold):\n"
@@ -487,7 +490,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1000,10000", help="index sizes of the scale table")
     parser.add_argument("--queries", type=int, default=100, help="imitation queries per size")
     parser.add_argument(
-        "--recall-queries", type=int, default=20, help="queries per set compared exhaustively"
+        "--recall-queries",
+        type=int,
+        default=60,
+        help="queries per set compared exhaustively (spread over the set)",
     )
     parser.add_argument(
         "--scale-recall-queries",

@@ -13,6 +13,8 @@ import orjson
 import pytest
 from support.imitations import imitate
 
+from websim_crawler.core.reference_index import INDEX_FORMAT
+
 SITE = Path(__file__).resolve().parents[1] / "support" / "site"
 PAGES = ("about.html", "help.html", "index.html", "noform.html", "post.html")
 
@@ -90,7 +92,9 @@ def test_an_index_of_another_version_is_refused_in_one_line(references: Path) ->
     with zipfile.ZipFile(index, "w") as archive:
         for info, data in members:
             if info.filename == "meta.json":
-                data = orjson.dumps({**orjson.loads(data), "format": 2, "websim_version": "2.0"})
+                meta = orjson.loads(data)
+                meta.update(format=meta["format"] + 1, websim_version="9.0")
+                data = orjson.dumps(meta)
             archive.writestr(info, data)
     for command in (
         ("match", "protected", "--index", "refs.idx"),
@@ -99,7 +103,8 @@ def test_an_index_of_another_version_is_refused_in_one_line(references: Path) ->
         finished = websim(*command, cwd=references)
         assert finished.returncode == 2
         assert finished.stderr.count("\n") == 1, finished.stderr
-        assert "format 2" in finished.stderr and "rebuild it with websim index" in finished.stderr
+        assert f"format {INDEX_FORMAT + 1}" in finished.stderr
+        assert "rebuild it with websim index" in finished.stderr
 
 
 def test_add_grows_the_index_and_counts_what_it_skips(references: Path) -> None:

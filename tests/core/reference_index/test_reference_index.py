@@ -4,15 +4,18 @@ candidate step agreeing with the exhaustive comparison, files that round-trip or
 from __future__ import annotations
 
 import io
+import random
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import orjson
 import pytest
 from support.datasets import article_pages
 from support.imitations import imitate
 
 from websim_crawler.core.reference_index import MatchParams, ReferenceIndex
+from websim_crawler.core.reference_index.sketch import link_jaccards
 from websim_crawler.core.similarity.comparison import PageFeatures, page_features
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.errors import ConfigError, InputFormatError
@@ -190,3 +193,45 @@ def test_a_damaged_record_is_a_clear_error(tmp_path: Path) -> None:
     loaded = ReferenceIndex.load(tmp_path / "refs.idx")
     with pytest.raises(InputFormatError, match="damaged"):
         loaded.reference(0)
+
+
+def linking_page(url: str, targets: list[str]) -> PageFeatures:
+    links = "".join(f'<li><a href="{target}">page {n}</a></li>' for n, target in enumerate(targets))
+    html = f"<html><head><title>t</title></head><body><ul>{links}</ul></body></html>"
+    return page_features(html.encode(), url=url)
+
+
+def test_same_site_candidates_are_ranked_by_their_exact_link_jaccard() -> None:
+    # Pages of one site share a few links of many (a Jaccard of about 0.01: 8 of 792), within
+    # the noise of a 256-bucket sketch; the shortlist ranks them by the links' exact Jaccard.
+    rng = random.Random(7)
+
+    def links(count: int) -> list[str]:
+        return [f"http://web.example/{rng.randrange(10**9)}.html" for _ in range(count)]
+
+    index = ReferenceIndex(match=MatchParams(candidates=3, margin=0.0))
+    queries = []
+    for number in range(10):
+        shared = links(8)
+        index.add(linking_page(f"http://ref.example/{number}", shared + links(392)))
+        queries.append((number, linking_page(f"http://q.example/{number}", shared + links(392))))
+    for number in range(10, 40):  # pages sharing no link with any query
+        index.add(linking_page(f"http://ref.example/{number}", links(400)))
+    for number, page in queries:
+        assert index.exhaustive(page, question="same-site", top=1)[0].url == index.urls[number]
+        assert index.candidates(page, index.asked("same-site"))[0] == number
+
+
+def test_link_jaccards_are_the_link_sets_jaccards() -> None:
+    rng = random.Random(3)
+    sets = [{rng.randrange(50) for _ in range(rng.randrange(12))} for _ in range(30)]
+    hashes = [np.sort(np.fromiter(found, np.uint64, len(found))) for found in sets]
+    lengths = np.array([len(row) for row in hashes], dtype=np.int64)
+    ends = np.cumsum(lengths)
+    for query_set, query in zip(sets, hashes, strict=True):
+        found = link_jaccards(query, np.concatenate(hashes), ends - lengths, ends)
+        expected = [
+            len(query_set & other) / len(query_set | other) if query_set | other else 0.0
+            for other in sets
+        ]
+        assert found.tolist() == pytest.approx(expected)

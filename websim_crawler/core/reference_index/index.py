@@ -11,7 +11,8 @@ exact stages:
    cosine, from a hierarchical navigable small-world graph (Malkov and Yashunin, "Efficient and
    robust approximate nearest neighbor search using HNSW graphs", 2018; faiss's
    ``IndexHNSWFlat``), so the search grows with the logarithm of the references, not with them;
-2. of their union, ranked by the question's weighted mean of the sketch cosines, the ``top``
+2. of their union, ranked by the question's weighted mean of the layout and text sketch cosines
+   and the exact link Jaccard (``sketch.link_jaccards``: the links stage's own score), the ``top``
    best and those within ``WEBSIM_MATCH_MARGIN`` of the best, ``WEBSIM_MATCH_CANDIDATES`` at most;
 3. those compared with the page by ``compare_pages`` (the four stages, the question's weights and
    threshold, as ``websim compare`` judges), best combined score first.
@@ -37,7 +38,13 @@ import orjson
 from numpy.typing import NDArray
 
 from websim_crawler.core.reference_index.params import MatchParams
-from websim_crawler.core.reference_index.sketch import DIMENSIONS, SKETCHED_STAGES, stage_sketches
+from websim_crawler.core.reference_index.sketch import (
+    DIMENSIONS,
+    SKETCHED_STAGES,
+    link_hashes,
+    link_jaccards,
+    stage_sketches,
+)
 from websim_crawler.core.reference_index.store import open_index_file, write_index_file
 from websim_crawler.core.similarity.comparison import ComparisonReport, PageFeatures, compare_pages
 from websim_crawler.core.similarity.params import (
@@ -62,7 +69,7 @@ def _package_version() -> str:
 
 __version__ = _package_version()
 # The index file's layout; a file of another format is refused (rebuild it with websim index).
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2  # 2: the references' link hashes
 # Settings the stored features depend on: a query built with other values would be compared
 # unlike with like, so an index built with other values is refused.
 FEATURE_SETTINGS = {
@@ -87,6 +94,7 @@ MAX_REFERENCE_BYTES = 256_000_000
 CACHED_REFERENCES = 64
 # Candidates per stage taken from its HNSW graph (the union is ranked by the sketches).
 NEIGHBOURS = 64
+_LINKS = SKETCHED_STAGES.index("links")  # ranked by its exact Jaccard, not its sketch
 # HNSW graph: links per node, and the breadth of the search while building.
 HNSW_LINKS = 32
 HNSW_BUILD_BREADTH = 80
@@ -202,6 +210,9 @@ class ReferenceIndex:
         self._sketches: NDArray[np.float16] = np.zeros(
             (0, len(SKETCHED_STAGES), DIMENSIONS), np.float16
         )
+        self._link_rows: list[NDArray[np.uint64]] = []
+        self._link_hashes: NDArray[np.uint64] = np.zeros(0, np.uint64)
+        self._link_offsets: NDArray[np.int64] = np.zeros(1, np.int64)
         self._records: bytearray | memoryview = bytearray()
         self._offsets: list[int] = [0]
         self._graphs = {stage: _StageGraph() for stage in SKETCHED_STAGES}
@@ -238,6 +249,7 @@ class ReferenceIndex:
         self.urls.append(page.url)
         self._url_numbers[page.url] = number
         self._sketch_rows.append(stage_sketches(page).astype(np.float16))
+        self._link_rows.append(link_hashes(page))
         self._pending.append(number)
         return None
 
@@ -287,6 +299,12 @@ class ReferenceIndex:
         rows = np.stack(self._sketch_rows)
         self._sketches = np.concatenate([self._sketches, rows])
         self._sketch_rows = []
+        sizes = np.fromiter((len(row) for row in self._link_rows), np.int64, len(self._link_rows))
+        self._link_offsets = np.concatenate(
+            [self._link_offsets, self._link_offsets[-1] + np.cumsum(sizes)]
+        )
+        self._link_hashes = np.concatenate([self._link_hashes, *self._link_rows])
+        self._link_rows = []
         ids = np.asarray(self._pending, dtype=np.int64)
         for position, stage in enumerate(SKETCHED_STAGES):
             vectors = rows[:, position, :].astype(np.float32)
@@ -351,6 +369,11 @@ class ReferenceIndex:
         sketches = self._sketches[ids].astype(np.float32)  # (candidates, stages, dimensions)
         cosines = np.einsum("csd,sd->cs", sketches, query)
         present = (np.abs(sketches).sum(axis=2) > 0) & (np.abs(query).sum(axis=1) > 0)
+        # The links stage's own score in place of its sketch's estimate.
+        query_links = link_hashes(page)
+        starts, ends = self._link_offsets[ids], self._link_offsets[ids + 1]
+        cosines[:, _LINKS] = link_jaccards(query_links, self._link_hashes, starts, ends)
+        present[:, _LINKS] = (ends > starts) & (len(query_links) > 0)
         weighted = present * weights
         totals = weighted.sum(axis=1)
         scores = np.divide(
@@ -416,6 +439,8 @@ class ReferenceIndex:
         members: dict[str, Any] = {
             "sketches.npy": self._sketches,
             "offsets.npy": np.asarray(self._offsets, dtype=np.int64),
+            "link-hashes.npy": self._link_hashes,
+            "link-offsets.npy": self._link_offsets,
             "references.bin": bytes(self._records),
         }
         for stage, graph in self._graphs.items():
@@ -464,6 +489,17 @@ class ReferenceIndex:
             or bool((np.diff(offsets) < 0).any())
         ):
             raise InputFormatError(f"{path}: the reference offsets do not fit its records")
+        link_hashes_read = opened.array("link-hashes.npy")
+        link_offsets = opened.array("link-offsets.npy")
+        if (
+            link_hashes_read.dtype != np.uint64
+            or link_offsets.shape != (count + 1,)
+            or link_offsets.dtype != np.int64
+            or link_offsets[0] != 0
+            or link_offsets[-1] != len(link_hashes_read)
+            or bool((np.diff(link_offsets) < 0).any())
+        ):
+            raise InputFormatError(f"{path}: the link offsets do not fit its link hashes")
         for position, stage in enumerate(SKETCHED_STAGES):
             expected = int((np.abs(sketches[:, position, :]).sum(axis=1) > 0).sum())
             index._graphs[stage] = _StageGraph.from_bytes(
@@ -476,6 +512,8 @@ class ReferenceIndex:
         )
         index._sketches = sketches
         index._offsets = offsets.tolist()
+        index._link_hashes = link_hashes_read
+        index._link_offsets = link_offsets
         index._records = records
         index._file = opened
         return index
