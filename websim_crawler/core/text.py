@@ -310,22 +310,22 @@ def _learn_keywords(
 
 def keyword_forms(
     text: str, language: str = DEFAULT_LANGUAGE, stemmer_name: str = DEFAULT_STEMMER
-) -> dict[str, Counter[str]]:
+) -> dict[str, dict[str, int]]:
     """Count the surface forms (lower-cased) of each keyword stem of a text.
 
-    ``{"telescop": Counter({"telescopes": 2, "telescope": 1})}``: what a report shows instead
-    of the stem.
+    ``{"telescop": {"telescopes": 2, "telescope": 1}}``: what a report shows instead of the stem.
     """
     stem = stemmer(language, stemmer_name)
     known_stems = _keyword_table(language, True, stemmer_name)  # the stems already worked out
-    forms: dict[str, Counter[str]] = {}
+    forms: dict[str, dict[str, int]] = {}
     tokens = keyword_tokens(text, language, stem=False, stemmer_name=stemmer_name)
     for token, count in Counter(tokens).items():
         key = known_stems.get(token) or stem(token)
         found = forms.get(key)
         if found is None:
-            forms[key] = found = Counter()
-        found[token] = count  # each token once: Counter(tokens) counted it
+            forms[key] = {token: count}
+        else:
+            found[token] = count  # each token once: Counter(tokens) counted it
     return forms
 
 
@@ -344,7 +344,12 @@ def keyword_words(
     words: Counter[str] = Counter()
     for stem, count in stem_counts.items():
         found = forms.get(stem)
-        words[min(found.items(), key=_commonest_first)[0] if found else stem] += count
+        if not found:
+            words[stem] += count
+        elif len(found) == 1:  # most stems have one form
+            words[next(iter(found))] += count
+        else:
+            words[min(found.items(), key=_commonest_first)[0]] += count
     return dict(words.most_common())
 
 
