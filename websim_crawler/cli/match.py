@@ -23,7 +23,7 @@ from websim_crawler.cli._settings import (
     command_config,
 )
 from websim_crawler.core.io import atomic_write_text, check_output_path
-from websim_crawler.core.reference_index import ReferenceIndex
+from websim_crawler.core.reference_index import MAX_POSTINGS_READ, ReferenceIndex
 from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
 from websim_crawler.core.similarity.portable import features_from_dict
 from websim_crawler.errors import ConfigError, InputFormatError
@@ -97,6 +97,13 @@ def run(args: argparse.Namespace) -> int:
         atomic_write_text(args.output, text)
     else:
         sys.stdout.write(text)
+    if index.capped_link_queries:
+        print(
+            f"websim match: {index.capped_link_queries} page(s) had more link postings than "
+            f"{MAX_POSTINGS_READ:,}: the links most references share were left out of their "
+            "candidate search",
+            file=sys.stderr,
+        )
     for problem in problems:
         print(f"websim match: {problem}", file=sys.stderr)
     if problems:

@@ -427,11 +427,13 @@ STATS: tuple[StatDoc, ...] = (
             "websim/match/similar",
             "websim/match/skipped/<reason>",
             "websim/match/references",
+            "websim/match/links_capped",
         ),
         (
             "the `MatchPipeline`: pages matched against the reference index, those with a "
             "similar reference, left out (`no_html`, a field of the wrong type); references in "
-            "the index"
+            "the index; pages whose links' postings passed the read bound (the links most "
+            "references share left out of their candidate search)"
         ),
     ),
     StatDoc(

@@ -9,7 +9,8 @@ where it is parsed, once: by the analysis worker with the item's analysis (the s
 record, ``StageRecords``), or in the records' own pool for an item that did not come through
 the analysis; the crawl's process parses no HTML, and matches in a thread, never on the
 reactor. Stats: ``websim/match/pages``, ``websim/match/similar`` (pages with a similar
-reference), ``websim/match/skipped/<reason>``, ``websim/match/references``.
+reference), ``websim/match/skipped/<reason>``, ``websim/match/references``,
+``websim/match/links_capped``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,8 @@ class MatchPipeline:
         if isinstance(adapter.item, dict) or MATCHES_FIELD in adapter.field_names():
             adapter[MATCHES_FIELD] = [match.to_dict() for match in matches]
         stats.inc_value("websim/match/pages")
+        if self.index.capped_link_queries:
+            stats.set_value("websim/match/links_capped", self.index.capped_link_queries)
         if any(match.verdict == "similar" for match in matches):
             stats.inc_value("websim/match/similar")
         return item

@@ -15,7 +15,8 @@ from support.datasets import article_pages
 from support.imitations import imitate
 
 from websim_crawler.core.reference_index import MatchParams, ReferenceIndex
-from websim_crawler.core.reference_index.sketch import link_jaccards
+from websim_crawler.core.reference_index import links as links_module
+from websim_crawler.core.reference_index.links import LinkPostings
 from websim_crawler.core.similarity.comparison import PageFeatures, page_features
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.errors import ConfigError, InputFormatError
@@ -222,16 +223,29 @@ def test_same_site_candidates_are_ranked_by_their_exact_link_jaccard() -> None:
         assert index.candidates(page, index.asked("same-site"))[0] == number
 
 
-def test_link_jaccards_are_the_link_sets_jaccards() -> None:
+def test_link_postings_count_the_links_each_reference_shares() -> None:
     rng = random.Random(3)
     sets = [{rng.randrange(50) for _ in range(rng.randrange(12))} for _ in range(30)]
-    hashes = [np.sort(np.fromiter(found, np.uint64, len(found))) for found in sets]
-    lengths = np.array([len(row) for row in hashes], dtype=np.int64)
-    ends = np.cumsum(lengths)
-    for query_set, query in zip(sets, hashes, strict=True):
-        found = link_jaccards(query, np.concatenate(hashes), ends - lengths, ends)
-        expected = [
-            len(query_set & other) / len(query_set | other) if query_set | other else 0.0
-            for other in sets
-        ]
-        assert found.tolist() == pytest.approx(expected)
+    rows = [np.sort(np.fromiter(found, np.uint64, len(found))) for found in sets]
+    postings = LinkPostings()
+    postings.add(rows[:11])
+    postings.add(rows[11:])  # merged into the sorted postings
+    postings.check(len(rows), "test")
+    everyone = np.arange(len(rows))
+    for query_set, query in zip(sets, rows, strict=True):
+        shared = postings.shared(query)
+        assert shared.tolist() == [len(query_set & other) for other in sets]
+        expected = [len(query_set & o) / len(query_set | o) if query_set | o else 0.0 for o in sets]
+        assert postings.jaccards(query, shared, everyone).tolist() == pytest.approx(expected)
+
+
+def test_link_postings_read_at_most_their_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(links_module, "MAX_POSTINGS_READ", 25)
+    common = np.arange(1, 21, dtype=np.uint64)  # 20 links every reference has
+    postings = LinkPostings()
+    postings.add([np.append(common, np.uint64(100 + n)) for n in range(10)])
+    shared = postings.shared(np.append(common[:3], np.uint64(103)))
+    # The rare link (1 posting) and two of the common ones (10 each) fit in 25: the third common
+    # one is left out, not the rare one.
+    assert postings.capped_queries == 1
+    assert shared.tolist() == [2, 2, 2, 3, 2, 2, 2, 2, 2, 2]

@@ -1,6 +1,7 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
 from .index import INDEX_FORMAT, Match, ReferenceIndex
+from .links import MAX_POSTINGS_READ
 from .params import MatchParams
 
-__all__ = ["INDEX_FORMAT", "Match", "MatchParams", "ReferenceIndex"]
+__all__ = ["INDEX_FORMAT", "MAX_POSTINGS_READ", "Match", "MatchParams", "ReferenceIndex"]

@@ -3,17 +3,17 @@
 Phishing detectors that compare a page with a list of protected pages (Phishpedia, VisualPhishNet)
 and archive look-ups (which capture is this?) ask one page against thousands. ``ReferenceIndex``
 keeps each reference's features for all four stages compactly (its layout vertex tree, keyword
-vector, links and colour signature, as ``core.similarity.portable`` writes them, compressed) and
-three stage sketches (``sketch``). A query takes candidates in two cheap steps, then decides by the
-exact stages:
+vector, links and colour signature, as ``core.similarity.portable`` writes them, compressed), two
+stage sketches (``sketch``) and its links' hashes in postings (``links``). A query takes
+candidates in two cheap steps, then decides by the exact stages:
 
-1. per stage the question weighs, the 64 (``NEIGHBOURS``) nearest references by sketch
-   cosine, from a hierarchical navigable small-world graph (Malkov and Yashunin, "Efficient and
-   robust approximate nearest neighbor search using HNSW graphs", 2018; faiss's
-   ``IndexHNSWFlat``), so the search grows with the logarithm of the references, not with them;
-2. of their union, ranked by the question's weighted mean of the layout and text sketch cosines
-   and the exact link Jaccard (``sketch.link_jaccards``: the links stage's own score), the ``top``
-   best and those within ``WEBSIM_MATCH_MARGIN`` of the best, ``WEBSIM_MATCH_CANDIDATES`` at most;
+1. per stage the question weighs, the 64 (``NEIGHBOURS``) best references: for layout and text
+   the nearest by sketch cosine, from a hierarchical navigable small-world graph (Malkov and
+   Yashunin, "Efficient and robust approximate nearest neighbor search using HNSW graphs", 2018;
+   faiss's ``IndexHNSWFlat``), so the search grows with the logarithm of the references, not with
+   them; for links those of the highest exact Jaccard among the references sharing a link;
+2. of their union, ranked by the question's weighted mean of those scores, the ``top`` best and
+   those within ``WEBSIM_MATCH_MARGIN`` of the best, ``WEBSIM_MATCH_CANDIDATES`` at most;
 3. those compared with the page by ``compare_pages`` (the four stages, the question's weights and
    threshold, as ``websim compare`` judges), best combined score first.
 
@@ -37,14 +37,9 @@ import numpy as np
 import orjson
 from numpy.typing import NDArray
 
+from websim_crawler.core.reference_index.links import LinkPostings, link_hashes
 from websim_crawler.core.reference_index.params import MatchParams
-from websim_crawler.core.reference_index.sketch import (
-    DIMENSIONS,
-    SKETCHED_STAGES,
-    link_hashes,
-    link_jaccards,
-    stage_sketches,
-)
+from websim_crawler.core.reference_index.sketch import DIMENSIONS, SKETCHED_STAGES, stage_sketches
 from websim_crawler.core.reference_index.store import open_index_file, write_index_file
 from websim_crawler.core.similarity.comparison import ComparisonReport, PageFeatures, compare_pages
 from websim_crawler.core.similarity.params import (
@@ -69,7 +64,7 @@ def _package_version() -> str:
 
 __version__ = _package_version()
 # The index file's layout; a file of another format is refused (rebuild it with websim index).
-INDEX_FORMAT = 2  # 2: the references' link hashes
+INDEX_FORMAT = 2  # 2: links in postings, no links sketch
 # Settings the stored features depend on: a query built with other values would be compared
 # unlike with like, so an index built with other values is refused.
 FEATURE_SETTINGS = {
@@ -92,9 +87,10 @@ _DOCUMENT_PARTS = {
 MAX_REFERENCE_BYTES = 256_000_000
 # References kept decoded between queries (the protected pages a crawl meets again).
 CACHED_REFERENCES = 64
-# Candidates per stage taken from its HNSW graph (the union is ranked by the sketches).
+# Candidates per stage: from its HNSW graph, or the links' best Jaccards.
 NEIGHBOURS = 64
-_LINKS = SKETCHED_STAGES.index("links")  # ranked by its exact Jaccard, not its sketch
+# The stages that find and rank candidates, in the order of their score columns.
+RANKING_STAGES = (*SKETCHED_STAGES, "links")
 # HNSW graph: links per node, and the breadth of the search while building.
 HNSW_LINKS = 32
 HNSW_BUILD_BREADTH = 80
@@ -211,8 +207,7 @@ class ReferenceIndex:
             (0, len(SKETCHED_STAGES), DIMENSIONS), np.float16
         )
         self._link_rows: list[NDArray[np.uint64]] = []
-        self._link_hashes: NDArray[np.uint64] = np.zeros(0, np.uint64)
-        self._link_offsets: NDArray[np.int64] = np.zeros(1, np.int64)
+        self._links = LinkPostings()
         self._records: bytearray | memoryview = bytearray()
         self._offsets: list[int] = [0]
         self._graphs = {stage: _StageGraph() for stage in SKETCHED_STAGES}
@@ -222,6 +217,12 @@ class ReferenceIndex:
 
     def __len__(self) -> int:
         return len(self.urls)
+
+    @property
+    def capped_link_queries(self) -> int:
+        """Queries whose links' postings passed ``links.MAX_POSTINGS_READ`` (the links most
+        references share were left out of their candidate search)."""
+        return self._links.capped_queries
 
     # Building
 
@@ -299,11 +300,7 @@ class ReferenceIndex:
         rows = np.stack(self._sketch_rows)
         self._sketches = np.concatenate([self._sketches, rows])
         self._sketch_rows = []
-        sizes = np.fromiter((len(row) for row in self._link_rows), np.int64, len(self._link_rows))
-        self._link_offsets = np.concatenate(
-            [self._link_offsets, self._link_offsets[-1] + np.cumsum(sizes)]
-        )
-        self._link_hashes = np.concatenate([self._link_hashes, *self._link_rows])
+        self._links.add(self._link_rows)
         self._link_rows = []
         ids = np.asarray(self._pending, dtype=np.int64)
         for position, stage in enumerate(SKETCHED_STAGES):
@@ -351,45 +348,51 @@ class ReferenceIndex:
     def candidates(
         self, page: PageFeatures, params: SimilarityParams, top: int | None = None
     ) -> list[int]:
-        """Return the references the exact stages compare the page with (best sketch first):
-        the ``top`` best by their sketches' score and those within ``WEBSIM_MATCH_MARGIN`` of
-        the best, ``WEBSIM_MATCH_CANDIDATES`` at most."""
+        """Return the references the exact stages compare the page with (best first): the
+        ``top`` best by their ranking score and those within ``WEBSIM_MATCH_MARGIN`` of the
+        best, ``WEBSIM_MATCH_CANDIDATES`` at most."""
         self._flush()
         if not len(self):
             return []
-        weights = self._sketch_weights(params)
+        weights = self._ranking_weights(params)
         query = stage_sketches(page)
         found: set[int] = set()
         for position, stage in enumerate(SKETCHED_STAGES):
             if weights[position] > 0 and query[position].any():
-                found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS))
+                found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS).tolist())
+        query_links = link_hashes(page)
+        shared = self._links.shared(query_links) if len(query_links) else None
+        if shared is not None and weights[-1] > 0:
+            sharing = np.flatnonzero(shared)
+            best = np.argsort(-self._links.jaccards(query_links, shared, sharing), kind="stable")
+            found.update(sharing[best[:NEIGHBOURS]].tolist())
         if not found:
             return []
         ids = np.fromiter(found, dtype=np.int64, count=len(found))
         sketches = self._sketches[ids].astype(np.float32)  # (candidates, stages, dimensions)
-        cosines = np.einsum("csd,sd->cs", sketches, query)
-        present = (np.abs(sketches).sum(axis=2) > 0) & (np.abs(query).sum(axis=1) > 0)
-        # The links stage's own score in place of its sketch's estimate.
-        query_links = link_hashes(page)
-        starts, ends = self._link_offsets[ids], self._link_offsets[ids + 1]
-        cosines[:, _LINKS] = link_jaccards(query_links, self._link_hashes, starts, ends)
-        present[:, _LINKS] = (ends > starts) & (len(query_links) > 0)
+        scores = np.zeros((len(ids), len(RANKING_STAGES)))
+        present = np.zeros((len(ids), len(RANKING_STAGES)), dtype=bool)
+        scores[:, :-1] = np.einsum("csd,sd->cs", sketches, query)
+        present[:, :-1] = (np.abs(sketches).sum(axis=2) > 0) & (np.abs(query).sum(axis=1) > 0)
+        if shared is not None:
+            scores[:, -1] = self._links.jaccards(query_links, shared, ids)
+            present[:, -1] = self._links.counts[ids] > 0
         weighted = present * weights
         totals = weighted.sum(axis=1)
-        scores = np.divide(
-            (weighted * cosines).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
+        ranking = np.divide(
+            (weighted * scores).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
         )
-        order = np.lexsort((ids, -scores))[: self.match.candidates]
-        close = scores[order] >= scores[order[0]] - self.match.margin
+        order = np.lexsort((ids, -ranking))[: self.match.candidates]
+        close = ranking[order] >= ranking[order[0]] - self.match.margin
         close[: top or self.match.top] = True
         return [int(number) for number in ids[order[close]]]
 
     @staticmethod
-    def _sketch_weights(params: SimilarityParams) -> NDArray[np.float64]:
-        """The question's weights of the sketched stages (equal when it weighs none of them)."""
+    def _ranking_weights(params: SimilarityParams) -> NDArray[np.float64]:
+        """The question's weights of ``RANKING_STAGES`` (equal when it weighs none of them)."""
         weights = dict(zip(STAGES, params.stage_weights, strict=True))
-        sketched = np.array([weights[stage] for stage in SKETCHED_STAGES], dtype=np.float64)
-        return sketched if sketched.any() else np.ones(len(SKETCHED_STAGES))
+        ranked = np.array([weights[stage] for stage in RANKING_STAGES], dtype=np.float64)
+        return ranked if ranked.any() else np.ones(len(RANKING_STAGES))
 
     def query(
         self, page: PageFeatures, question: str | None = None, top: int | None = None
@@ -439,8 +442,9 @@ class ReferenceIndex:
         members: dict[str, Any] = {
             "sketches.npy": self._sketches,
             "offsets.npy": np.asarray(self._offsets, dtype=np.int64),
-            "link-hashes.npy": self._link_hashes,
-            "link-offsets.npy": self._link_offsets,
+            "link-hashes.npy": self._links.hashes,
+            "link-owners.npy": self._links.owners,
+            "link-counts.npy": self._links.counts,
             "references.bin": bytes(self._records),
         }
         for stage, graph in self._graphs.items():
@@ -489,17 +493,12 @@ class ReferenceIndex:
             or bool((np.diff(offsets) < 0).any())
         ):
             raise InputFormatError(f"{path}: the reference offsets do not fit its records")
-        link_hashes_read = opened.array("link-hashes.npy")
-        link_offsets = opened.array("link-offsets.npy")
-        if (
-            link_hashes_read.dtype != np.uint64
-            or link_offsets.shape != (count + 1,)
-            or link_offsets.dtype != np.int64
-            or link_offsets[0] != 0
-            or link_offsets[-1] != len(link_hashes_read)
-            or bool((np.diff(link_offsets) < 0).any())
-        ):
-            raise InputFormatError(f"{path}: the link offsets do not fit its link hashes")
+        links = LinkPostings(
+            opened.array("link-hashes.npy"),
+            opened.array("link-owners.npy"),
+            opened.array("link-counts.npy"),
+        )
+        links.check(count, str(path))
         for position, stage in enumerate(SKETCHED_STAGES):
             expected = int((np.abs(sketches[:, position, :]).sum(axis=1) > 0).sum())
             index._graphs[stage] = _StageGraph.from_bytes(
@@ -512,8 +511,7 @@ class ReferenceIndex:
         )
         index._sketches = sketches
         index._offsets = offsets.tolist()
-        index._link_hashes = link_hashes_read
-        index._link_offsets = link_offsets
+        index._links = links
         index._records = records
         index._file = opened
         return index
