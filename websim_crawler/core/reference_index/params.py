@@ -27,8 +27,8 @@ class MatchParams:
     candidates: int = setting(
         8,
         "WEBSIM_MATCH_CANDIDATES",
-        "candidates (best by their sketches' combined score) compared with the exact four "
-        "stages per page",
+        "candidates (best by their ranking score: sketch cosines and link Jaccard) compared "
+        "with the exact four stages per page",
         minimum=1,
         maximum=10_000,
     )
@@ -36,7 +36,7 @@ class MatchParams:
     margin: float = setting(
         0.15,
         "WEBSIM_MATCH_MARGIN",
-        "beyond the best candidate and the --top ones, only candidates whose sketch score is "
+        "beyond the best candidate and the --top ones, only candidates whose ranking score is "
         "within this of the best are compared by the exact stages",
         minimum=0.0,
         maximum=1.0,
