@@ -325,7 +325,7 @@ def labelled_sets(datasets: Path, cache: Path, others: int, recall_queries: int)
         "similar: the right first reference is also judged similar at the threshold):\n"
     )
     print_table(["question", "set", "queries", "top-1", "top-5", "similar at threshold"], rows)
-    print("Candidate recall (exhaustive best reference among the candidates compared):\n")
+    print("Candidate recall (the best match scores as high as the exhaustive best; ties count):\n")
     print_table(["question", "set", "queries", "recall"], recall_rows)
 
 
