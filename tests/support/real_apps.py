@@ -11,6 +11,7 @@ rendered search for the JavaScript ones). ``tests/test_real_apps.py`` and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import html
@@ -19,6 +20,7 @@ import itertools
 import json
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -291,6 +293,7 @@ class ServerApp:
             env=self.environment(),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL if self.quiet_stderr else subprocess.PIPE,
+            start_new_session=True,  # its own process group: the server's workers end with it
         )
         try:
             wait_until_up(self.url + self.ready_path, self.process)
@@ -300,13 +303,17 @@ class ServerApp:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        # The whole group: PHP's built-in server leaves its PHP_CLI_SERVER_WORKERS running
+        # when only the process that forked them is stopped.
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.process.wait(timeout=10)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)  # whatever of the group is left
+        self.process.wait()
 
     def missing(self) -> str | None:
         """Return why the application cannot run here (``None``: it can)."""
