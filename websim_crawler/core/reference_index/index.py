@@ -360,9 +360,10 @@ class ReferenceIndex:
         for position, stage in enumerate(SKETCHED_STAGES):
             if weights[position] > 0 and query[position].any():
                 found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS).tolist())
-        query_links = link_hashes(page)
+        # The links' postings are read only for a question that weighs them.
+        query_links = link_hashes(page) if weights[-1] > 0 else np.zeros(0, np.uint64)
         shared = self._links.shared(query_links) if len(query_links) else None
-        if shared is not None and weights[-1] > 0:
+        if shared is not None:
             sharing = np.flatnonzero(shared)
             best = np.argsort(-self._links.jaccards(query_links, shared, sharing), kind="stable")
             found.update(sharing[best[:NEIGHBOURS]].tolist())
