@@ -8,7 +8,8 @@ and a module imports only its own room and rooms below it (no arrow up, hence no
 rooms); ``CORE_ROOMS`` does the same for the packages and modules inside ``core/``. Inward
 through the front door: outside ``core/page/`` the page analysis is imported by the public names
 of ``websim_crawler.core.page``. Each rule is checked on the source (every import statement, those
-inside functions too) and, for the core, on what importing it actually loads.
+inside functions too) and, for the core, on what importing it actually loads. And no module is
+longer than ``MAX_MODULE_LINES``.
 """
 
 from __future__ import annotations
@@ -296,3 +297,15 @@ def test_importing_the_core_loads_no_framework_and_no_adapter() -> None:
     )
     leaked = [name for name in result.stdout.split() if not allowed_in_core(name)]
     assert leaked == []
+
+
+# A module a newcomer reads in one sitting: longer ones are split along their seams (issue 29).
+MAX_MODULE_LINES = 600
+
+
+def test_no_module_is_longer_than_a_newcomer_reads_in_one_sitting() -> None:
+    lengths = {
+        module_name(path): len(path.read_text(encoding="utf-8").splitlines())
+        for path in python_files(PACKAGE)
+    }
+    assert {name: size for name, size in lengths.items() if size > MAX_MODULE_LINES} == {}

@@ -39,7 +39,7 @@ from websim_crawler.core.warc import (
     resolve_engine,
 )
 from websim_crawler.errors import InputFormatError, MissingExtraError, NothingUsableError, PageError
-from websim_crawler.workers.pool import PageOutcome
+from websim_crawler.workers.tasks import PageOutcome
 
 _SNIFF_BYTES = 4096
 _GZIP_MAGIC = b"\x1f\x8b"

@@ -21,7 +21,8 @@ from websim_crawler.cli._settings import (
 )
 from websim_crawler.core.io import atomic_writer, check_output_path
 from websim_crawler.errors import NothingUsableError
-from websim_crawler.workers.pool import AnalysisPool, PageOutcome
+from websim_crawler.workers.pool import AnalysisPool
+from websim_crawler.workers.tasks import PageOutcome
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

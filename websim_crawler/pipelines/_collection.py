@@ -38,7 +38,8 @@ from websim_crawler.core.io import check_output_path
 from websim_crawler.core.stages import StagePlan, needs_worker, prepare_record
 from websim_crawler.errors import InputFormatError, WebsimError
 from websim_crawler.frontier.jobdir_state import state_path
-from websim_crawler.workers.pool import AnalysisPool, PageOutcome
+from websim_crawler.workers.pool import AnalysisPool
+from websim_crawler.workers.tasks import PageOutcome
 
 logger = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.portable import features_to_dict
 from websim_crawler.core.stages import SIMILARITY_FEATURES, StagePlan
 from websim_crawler.errors import PageError
-from websim_crawler.workers.pool import PageTask, analyse_task
+from websim_crawler.workers.tasks import PageTask, analyse_task
 
 SITE = Path(__file__).resolve().parents[2] / "support" / "site"
 

@@ -27,7 +27,8 @@ from websim_crawler.config.pool import PoolParams
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.pipelines import PageAnalysisPipeline
 from websim_crawler.workers import pool as pool_module
-from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool, PageOutcome
+from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool
+from websim_crawler.workers.tasks import PageOutcome
 
 TESTS = Path(__file__).resolve().parents[2]
 ROOT = TESTS.parent
