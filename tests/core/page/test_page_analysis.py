@@ -199,6 +199,18 @@ def test_site_template_chunks_are_duplicates_after_min_pages() -> None:
     assert fates[2:] == [("duplicate", "site_template")] * 2
 
 
+def test_a_full_site_memory_forgets_the_least_recent_fingerprints_in_page_order() -> None:
+    # A set of fingerprints iterates in an order that changes from process to process (string
+    # hashing): recorded that way, which fingerprints a full memory forgot, and so which chunks
+    # later pages found to be template, changed from one run to the next on the same pages.
+    fingerprints = [f"{number:016x}" for number in range(100)]
+    for record in ("template_fingerprints", "record"):
+        memory = SiteTemplateMemory(min_pages=1, max_chunks=50)
+        getattr(memory, record)("site", fingerprints + fingerprints[:3])  # repeats count once
+        assert memory.template_of("site") == frozenset(fingerprints[50:])
+        assert [fp for fp, _seen in memory.to_dict()["sites"]["site"]] == fingerprints[50:]
+
+
 def test_noise_filter_switch_keeps_everything() -> None:
     analysis = analyse_page(ARTICLE_PAGE, params=AnalysisParams(noise_filter=False))
     assert all(c.fate in ("kept", "container") for c in analysis.chunks)

@@ -52,7 +52,7 @@ class SiteTemplateMemory:
 
     def template_fingerprints(self, site: str, fingerprints: Iterable[str]) -> set[str]:
         """Return which of the page's fingerprints are template, then record the page."""
-        unique = set(fingerprints)
+        unique = dict.fromkeys(fingerprints)  # in page order: the least recent go first
         counts = self._sites.get(site)
         template = {fp for fp in unique if counts.get(fp, 0) >= self.min_pages} if counts else set()
         self._record(site, unique)
@@ -64,9 +64,11 @@ class SiteTemplateMemory:
 
     def record(self, site: str, fingerprints: Iterable[str]) -> None:
         """Record a page of the site analysed elsewhere (see ``TemplateSnapshot``)."""
-        self._record(site, set(fingerprints))
+        self._record(site, dict.fromkeys(fingerprints))
 
-    def _record(self, site: str, fingerprints: set[str]) -> None:
+    def _record(self, site: str, fingerprints: Iterable[str]) -> None:
+        """Count the page's distinct fingerprints, in page order: which fingerprints a full
+        memory forgets first must not depend on the order a set happens to iterate in."""
         counts = self._sites.get(site)
         if counts is None:
             counts = self._sites[site] = OrderedDict()
