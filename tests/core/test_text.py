@@ -8,6 +8,7 @@ from websim_crawler.core.text import (
     STEMMERS,
     detect_language,
     keyword_forms,
+    keyword_token_lists,
     keyword_tokens,
     language_code,
     stem_counts,
@@ -88,3 +89,14 @@ def test_keyword_forms_count_the_surface_forms_of_each_stem() -> None:
         "coloni": Counter({"colonies": 1}),
     }
     assert keyword_forms("", "en") == {}
+
+
+def test_a_keyword_whose_stem_is_empty_is_kept_unstemmed_and_dropped_stemmed() -> None:
+    # Snowball's Greek stems "ίδιο" to "": no stemmed keyword, but still a keyword token.
+    for _memoised in range(2):
+        assert keyword_tokens("ίδιο σπίτι", "el") == ["σπιτ"]
+        assert keyword_tokens("ίδιο σπίτι", "el", stem=False) == ["ίδιο", "σπίτι"]
+        assert keyword_token_lists(["ίδιο σπίτι", "το"], "el", stem=False) == [
+            ["ίδιο", "σπίτι"],
+            [],
+        ]

@@ -16,6 +16,8 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from itertools import chain, compress, repeat
+from operator import is_not
 
 import Stemmer
 import stop_words
@@ -205,17 +207,25 @@ def keyword_tokens(
 ) -> list[str]:
     """Tokenise, drop stopwords and stem: the keywords of a text, in order.
 
-    With ``stem=False`` the keywords are the lower-cased tokens themselves (no stemmer runs);
+    With ``stem=False`` the keywords are the lower-cased tokens themselves;
     ``stemmer(language, stemmer_name)`` maps them to the stemmed keywords later.
     """
     lowered = text.lower()
     tokens = tokenize(text) if _has_cjk(lowered) else _WORD_RE.findall(lowered)
-    keywords = _keyword_table(language, stem, stemmer_name)
+    keywords = _keyword_table(language, stemmer_name)
     try:
-        return list(filter(None, map(keywords.__getitem__, tokens)))
+        return _keywords_of(tokens, keywords, stem)
     except KeyError:  # tokens never seen before
-        _learn_keywords(keywords, tokens, language, stem, stemmer_name)
-        return list(filter(None, map(keywords.__getitem__, tokens)))
+        _learn_keywords(keywords, tokens, language, stemmer_name)
+        return _keywords_of(tokens, keywords, stem)
+
+
+def _keywords_of(tokens: list[str], keywords: dict[str, str | None], stem: bool) -> list[str]:
+    """Return the keywords of known tokens: their stems, or the tokens themselves (no stem)."""
+    keyword_of = keywords.__getitem__
+    if stem:  # a stem may be "" (Greek's of a few words): no keyword, as before stemming
+        return list(filter(None, map(keyword_of, tokens)))
+    return list(compress(tokens, map(is_not, map(keyword_of, tokens), repeat(None))))
 
 
 def _has_cjk(text: str) -> bool:
@@ -236,7 +246,8 @@ def keyword_token_lists(
 ) -> list[list[str]]:
     """Return ``keyword_tokens`` of each text, lower-casing and looking up their tokens together.
 
-    The texts are tokenised as one text joined by line breaks, each within its own span.
+    The texts are tokenised as one text joined by line breaks, each within its own span; tokens
+    never seen before are learned all at once.
     """
     joined = "\n".join(texts)
     lowered = joined.lower()
@@ -246,22 +257,18 @@ def keyword_token_lists(
             keyword_tokens(text, language, stem=stem, stemmer_name=stemmer_name) for text in texts
         ]
     findall = _WORD_RE.findall
-    keywords = _keyword_table(language, stem, stemmer_name)
-    keyword_of = keywords.__getitem__
-    lists = []
+    token_lists = []
     start = 0
     for text in texts:
         end = start + len(text)
-        tokens = findall(lowered, start, end)
+        token_lists.append(findall(lowered, start, end))
         start = end + 1
-        try:
-            lists.append(list(filter(None, map(keyword_of, tokens))))
-        except KeyError:  # tokens never seen before
-            # Text by text, as ``keyword_tokens`` would: NLTK's Arabic stemmer keeps state from
-            # one word to the next, so its stems depend on the order words are first seen.
-            _learn_keywords(keywords, tokens, language, stem, stemmer_name)
-            lists.append(list(filter(None, map(keyword_of, tokens))))
-    return lists
+    keywords = _keyword_table(language, stemmer_name)
+    try:
+        return [_keywords_of(tokens, keywords, stem) for tokens in token_lists]
+    except KeyError:  # tokens never seen before
+        _learn_keywords(keywords, chain.from_iterable(token_lists), language, stemmer_name)
+        return [_keywords_of(tokens, keywords, stem) for tokens in token_lists]
 
 
 def stem_counts(
@@ -279,33 +286,35 @@ _KEYWORD_TABLE_SIZE = 500_000
 
 
 @lru_cache(maxsize=64)
-def _keyword_table(language: str, stem: bool, stemmer_name: str) -> dict[str, str]:
-    """Return the language's memo of token -> keyword ("" for tokens that are no keyword)."""
+def _keyword_table(language: str, stemmer_name: str) -> dict[str, str | None]:
+    """Return the language's memo of token -> its stem, ``None`` for tokens that are no keyword
+    (stopwords, numbers, single letters)."""
     return {}
 
 
 def _learn_keywords(
-    keywords: dict[str, str], tokens: list[str], language: str, stem: bool, stemmer_name: str
+    keywords: dict[str, str | None], tokens: Iterable[str], language: str, stemmer_name: str
 ) -> None:
     """Add the tokens missing from a keyword table (emptied first when it would grow too big)."""
-    unseen = set(tokens).difference(keywords)
+    distinct = set(tokens)
+    unseen = distinct.difference(keywords)
     if not unseen:
         return
     if len(keywords) + len(unseen) > _KEYWORD_TABLE_SIZE:
         keywords.clear()
-        unseen = set(tokens)
+        unseen = distinct
     ignored = stopwords(language, stemmer_name)
     stem_of = stemmer(language, stemmer_name)
-    for token in unseen:  # in this order: see ``keyword_token_lists``
+    for token in unseen:
         if (
             token in ignored
             or token.isdigit()
             or not token.strip("_")  # only underscores
             or (len(token) <= 1 and not _CJK_RE.match(token))
         ):
-            keywords[token] = ""
+            keywords[token] = None
         else:
-            keywords[token] = stem_of(token) if stem else token
+            keywords[token] = stem_of(token)
 
 
 def keyword_forms(
@@ -316,7 +325,7 @@ def keyword_forms(
     ``{"telescop": {"telescopes": 2, "telescope": 1}}``: what a report shows instead of the stem.
     """
     stem = stemmer(language, stemmer_name)
-    known_stems = _keyword_table(language, True, stemmer_name)  # the stems already worked out
+    known_stems = _keyword_table(language, stemmer_name)  # the stems already worked out
     forms: dict[str, dict[str, int]] = {}
     tokens = keyword_tokens(text, language, stem=False, stemmer_name=stemmer_name)
     for token, count in Counter(tokens).items():
