@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pebble
 import psutil
 import pytest
 import pytest_twisted
@@ -343,6 +344,16 @@ def test_workers_that_cannot_start_fail_each_page_counted(monkeypatch: pytest.Mo
     outcome = broken.submit(b"<html><body><p>Honey bees.</p></body></html>", None).result()
     assert (outcome.failed, outcome.record) == ("worker_crash", None)
     assert "cannot run" in outcome.message and "unavailable" in outcome.message
+
+
+def test_a_pool_looks_at_its_workers_at_least_every_poll_interval() -> None:
+    # pebble's default, 0.1 s, is how long closing a pool waited for its threads.
+    pool = AnalysisPool(AnalysisParams(), PoolParams(workers=1), fork_from_caller=True)
+    try:
+        assert pool.submit(b"<html><body><p>Honey bees.</p></body></html>", None).result().record
+        assert pebble.CONSTS.sleep_unit <= pool_module.POOL_POLL_SECONDS < 0.1
+    finally:
+        pool.close()
 
 
 @pytest.mark.parametrize("fork_from_caller", [False, True])
