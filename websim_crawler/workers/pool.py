@@ -72,6 +72,7 @@ class _Attempt:
     outcome: concurrent.futures.Future[PageOutcome]
     deferred: int = 0
     admitted_at: int = 0  # the pages the pool allowed at once when it admitted this try
+    recorded: bool = True  # the outcome recorded in the site memory when it comes back
 
     @property
     def alone(self) -> bool:
@@ -197,30 +198,36 @@ class AnalysisPool:
         page_kind: str | None = None,
         fields: dict[str, Any] | None = None,
         stage_plan: StagePlan | None = None,
+        *,
+        in_order: bool = False,
     ) -> concurrent.futures.Future[PageOutcome]:
         """Start analysing a page; the future's result is its outcome (never an exception).
 
         ``page_kind`` (an item's ``kind``) says which template memory of its site applies. With
         a ``stage_plan`` (stages on), ``fields`` are the item's other fields the end-of-crawl
-        stages read, and the outcome carries the stages' record.
+        stages read, and the outcome carries the stages' record. ``in_order``: the outcome's
+        fingerprints are left for the caller to record (``record``) in the order it sent pages.
         """
         if stage_plan is not None and not stage_plan.enabled:
             stage_plan = None
         template = self._template_of(url, page_kind)
         task = PageTask(html, url, template, content_type, page_kind, fields)
-        return self._schedule(analyse_task, (task, self.params, self.chunk_detail, stage_plan))
+        return self._schedule(
+            analyse_task, (task, self.params, self.chunk_detail, stage_plan), in_order
+        )
 
     def submit_record(
-        self, record: dict[str, Any], stage_plan: StagePlan
+        self, record: dict[str, Any], stage_plan: StagePlan, *, in_order: bool = False
     ) -> concurrent.futures.Future[PageOutcome]:
         """Start preparing a record that did not come through the analysis for the stages of
-        ``stage_plan``; the future's result is an outcome with ``stage_record`` or a reason."""
+        ``stage_plan``; the future's result is an outcome with ``stage_record`` or a reason
+        (``in_order`` as ``submit`` says)."""
         url, kind = record.get("url"), record.get("kind")
         url = url if isinstance(url, str) else None
         task = StageTask(
             record, url, self._template_of(url, kind if isinstance(kind, str) else None)
         )
-        return self._schedule(stage_task, (task, stage_plan))
+        return self._schedule(stage_task, (task, stage_plan), in_order)
 
     def _template_of(self, url: str | None, page_kind: str | None = None) -> frozenset[str] | None:
         if not self.params.template_filter:
@@ -229,10 +236,10 @@ class AnalysisPool:
             return self.site_memory.template_of(template_key(host_port_of(url), page_kind))
 
     def _schedule(
-        self, function: Callable[..., PageOutcome], args: tuple[Any, ...]
+        self, function: Callable[..., PageOutcome], args: tuple[Any, ...], in_order: bool = False
     ) -> concurrent.futures.Future[PageOutcome]:
         outcome: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
-        if not self.workers:
+        if not self.workers:  # analysed now, so recorded now: in the order pages were sent
             analysed: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
             try:
                 analysed.set_result(function(*args))
@@ -240,7 +247,7 @@ class AnalysisPool:
                 analysed.set_exception(exc)
             outcome.set_result(self._recorded(self._outcome_of(analysed)))
             return outcome
-        self._admit(_Attempt(function, args, outcome))
+        self._admit(_Attempt(function, args, outcome, recorded=not in_order))
         return outcome
 
     @property
@@ -301,7 +308,7 @@ class AnalysisPool:
             result = self._outcome_of(future, attempt.deferred)
             if attempt.deferred:
                 result = dataclasses.replace(result, deferred=attempt.deferred)
-            attempt.outcome.set_result(self._recorded(result))
+            attempt.outcome.set_result(self._recorded(result) if attempt.recorded else result)
             self._admit()
 
         scheduled.add_done_callback(done)
@@ -348,15 +355,13 @@ class AnalysisPool:
         window: deque[concurrent.futures.Future[PageOutcome]] = deque()
         for record in records:
             if needs_worker(record, stage_plan):
-                window.append(self.submit_record(record, stage_plan))
+                window.append(self.submit_record(record, stage_plan, in_order=True))
             else:  # fields picked, nothing parsed: not worth a trip to a worker
                 ready: concurrent.futures.Future[PageOutcome] = concurrent.futures.Future()
                 ready.set_result(PageOutcome(stage_record=prepare_record(record, stage_plan)))
                 window.append(ready)
-            while len(window) >= self.pool_params.max_pending:
-                yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
+            yield from self._oldest(window, self.pool_params.max_pending - 1)
+        yield from self._oldest(window, 0)
 
     def call(self, function: Callable[..., T], *args: Any) -> T:
         """Run ``function(*args)`` in a worker with a page's budget and return its result; raise
@@ -392,11 +397,19 @@ class AnalysisPool:
                 ready.set_result(page)
                 window.append(ready)
             else:
-                window.append(self.submit(*page))
-            while len(window) >= self.pool_params.max_pending:
-                yield window.popleft().result()
-        while window:
-            yield window.popleft().result()
+                window.append(self.submit(*page, in_order=True))
+            yield from self._oldest(window, self.pool_params.max_pending - 1)
+        yield from self._oldest(window, 0)
+
+    def _oldest(
+        self, window: deque[concurrent.futures.Future[PageOutcome]], keep: int
+    ) -> Iterator[PageOutcome]:
+        """Yield the outcomes of the oldest pages in flight, recorded in the order they were
+        sent, until ``keep`` are left. So the k-th page sees the template of the pages up to the
+        (k - ``max_pending``)-th whichever pages finish first: the same records every run."""
+        while len(window) > keep:
+            outcome = window.popleft().result()
+            yield self._recorded(outcome) if self.workers else outcome
 
     def _recorded(self, outcome: PageOutcome) -> PageOutcome:
         if outcome.site is not None:

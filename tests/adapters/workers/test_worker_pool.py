@@ -148,6 +148,58 @@ def test_results_do_not_depend_on_the_workers_or_the_order(pool: AnalysisPool) -
     assert sum(outcome.record is not None for outcome in got.values()) >= 10
 
 
+def slowly(pages: list[Any]) -> Iterator[Any]:
+    """Yield the pages as a slow source would (a feed read over the network): the pages in
+    flight have finished before the next one is sent."""
+    for page in pages:
+        time.sleep(0.05)
+        yield page
+
+
+def site_template_fates(workers: int, max_pending: int) -> list[str]:
+    """The fate of the chunk every page of one site repeats, page by page, through ``map``."""
+    pages = [
+        (
+            f"""<html><body><div>
+            <div>Visit our friendly store for gardening tools and seeds.</div>
+            <div>Record {number} describes tomato variety {number} grown in {number} pots.</div>
+            </div></body></html>""",
+            f"http://shop.test/r{number}",
+            None,
+        )
+        for number in range(24)
+    ]
+    mapped = AnalysisPool(
+        AnalysisParams(),
+        PoolParams(chunk_detail="full", workers=workers, max_pending=max_pending),
+        fork_from_caller=True,
+    )
+    try:
+        return [
+            next(
+                f"{chunk['fate']}:{chunk['reason']}"
+                for chunk in outcome.record["chunks"]
+                if chunk["text"].startswith("Visit")
+            )
+            for outcome in mapped.map(slowly(pages))
+            if outcome.record is not None
+        ]
+    finally:
+        mapped.close()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_map_gives_each_page_the_template_of_the_pages_max_pending_before_it(
+    workers: int,
+) -> None:
+    # Recorded as they came back, the template a page saw depended on which pages had finished
+    # when it was sent: the records changed from run to run. Recorded in the order pages were
+    # sent, the k-th page sees the pages up to the (k - max_pending)-th, always. The chunk is
+    # template once seen on 3 (WEBSIM_TEMPLATE_MIN_PAGES) earlier pages: from the 3 + 4 = 7th on.
+    fates = site_template_fates(workers, max_pending=4)
+    assert fates == ["kept:"] * 6 + ["duplicate:site_template"] * 18
+
+
 def test_workers_forked_from_the_caller_keep_the_budgets_and_the_results() -> None:
     """``websim extract`` forks its workers from itself: same budgets, same records."""
     forked = AnalysisPool(
