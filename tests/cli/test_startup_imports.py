@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from websim_crawler import cli
+
 PAGE = (
     "<html><head><title>Telescopes</title></head><body><div><h1>Telescopes</h1>"
     "<p>Amateur astronomers choose telescopes by aperture, mount and the night sky they "
@@ -64,3 +68,18 @@ def test_nltk_is_imported_only_for_its_stemmer() -> None:
     )
     assert "nltk" not in snowball
     assert "nltk" in nltk
+
+
+def test_a_chosen_command_reads_no_other_command_s_source(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The other commands' one-line summaries (each an ``ast`` parse of its module) show only in
+    the top-level help, so a command named on the command line does not read them."""
+    summarised: list[str] = []
+    monkeypatch.setattr(cli, "_summary", lambda path: summarised.append(path) or "summary")
+    cli.build_parser(["extract", "page.html"])
+    assert summarised == []
+    for argv in (["--help"], ["extrac"], []):
+        summarised.clear()
+        cli.build_parser(argv)
+        assert len(summarised) == len(cli._subcommands()), argv

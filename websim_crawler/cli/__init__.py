@@ -37,11 +37,14 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     subparsers.required = True
     chosen = _chosen_command(argv)
-    for name, path in _subcommands():
+    subcommands = _subcommands()
+    # The others' summaries show only in the top-level help: no command, or a wrong one.
+    summarised = chosen not in {name for name, _path in subcommands}
+    for name, path in subcommands:
         if argv is None or name == chosen:
             importlib.import_module(f"{__name__}.{name}").register(subparsers)
         else:
-            subparsers.add_parser(name, help=_summary(path))
+            subparsers.add_parser(name, help=_summary(path) if summarised else None)
     return parser
 
 
