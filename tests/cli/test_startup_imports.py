@@ -4,6 +4,7 @@ NLTK nor SciPy (each takes longer to import than analysing a page)."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -83,3 +84,39 @@ def test_a_chosen_command_reads_no_other_command_s_source(
         summarised.clear()
         cli.build_parser(argv)
         assert len(summarised) == len(cli._subcommands()), argv
+
+
+def _threads_after_command(argv: list[str], environment: dict[str, str]) -> tuple[str, int]:
+    """Run ``main(argv)`` in a fresh interpreter, import numpy, and return OPENBLAS_NUM_THREADS
+    and the process's thread count (Linux's /proc) then."""
+    script = (
+        "import contextlib, os\nfrom websim_crawler.cli import main\n"
+        f"with contextlib.suppress(SystemExit):\n    main({argv!r})\n"
+        "import numpy\nnumpy.ones((64, 64)) @ numpy.ones((64, 64))\n"
+        "chosen = os.environ.get('OPENBLAS_NUM_THREADS', '')\n"
+        "print(repr(chosen), len(os.listdir('/proc/self/task')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=environment,
+    )
+    chosen, threads = result.stdout.splitlines()[-1].split()
+    return chosen.strip("'"), int(threads)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+def test_commands_but_cluster_start_numpy_with_one_blas_thread(tmp_path: Path) -> None:
+    environment = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    page = tmp_path / "page.html"
+    page.write_text(PAGE, encoding="utf-8")
+    extract = ["extract", str(page), "-o", str(tmp_path / "out.jsonl"), "--workers", "0"]
+    assert _threads_after_command(extract, environment) == ("1", 1)
+    assert _threads_after_command(["settings", "WEBSIM_MAX_ELEMENTS"], environment) == ("1", 1)
+    chosen, _threads = _threads_after_command(["cluster", "--help"], environment)
+    assert chosen == ""  # fuzzy c-means multiplies matrices: numpy's own choice
+    # What the user set stays.
+    environment["OPENBLAS_NUM_THREADS"] = "2"
+    assert _threads_after_command(extract, environment)[0] == "2"
