@@ -444,16 +444,22 @@ def test_a_page_slowed_only_by_the_wall_clock_is_deferred_then_refused_alone() -
 
 def crowded_task(registry: str, name: str) -> PageOutcome:
     """A task that takes 0.3 s alone and stalls if another one runs at any time beside it (a
-    page that fits its budget alone, on a machine too crowded for two)."""
-    mine = Path(registry) / str(os.getpid())
+    page that fits its budget alone, on a machine too crowded for two).
+
+    Its first try waits for another task to run beside it, so the first tries crowd each other
+    however far apart a loaded machine starts the workers: each ends at its backstop.
+    """
+    running = Path(registry, "running")
+    mine = running / str(os.getpid())
     mine.touch()
     try:
+        tried = Path(registry, "tried", name)
+        first_try = not tried.exists()
+        tried.touch()
         crowded = False
         ends = time.monotonic() + 0.3
-        while time.monotonic() < ends:
-            crowded = crowded or any(
-                other != mine and _alive(int(other.name)) for other in Path(registry).iterdir()
-            )
+        while not crowded and (first_try or time.monotonic() < ends):
+            crowded = any(other != mine and _alive(int(other.name)) for other in running.iterdir())
             time.sleep(0.02)
         if crowded:
             time.sleep(60)
@@ -475,6 +481,8 @@ def test_pages_that_fit_alone_but_not_together_are_all_analysed(tmp_path: Path) 
     """Four tasks started at once, each of which stalls beside another: the pool halves the
     pages it analyses at once and retries them, alone at last; none is refused."""
     crowded = pool_of(4, timeout=0.25)
+    (tmp_path / "running").mkdir()
+    (tmp_path / "tried").mkdir()
     try:
         futures = [crowded._schedule(crowded_task, (str(tmp_path), f"t{n}")) for n in range(4)]
         outcomes = [future.result(timeout=120) for future in futures]
@@ -483,7 +491,7 @@ def test_pages_that_fit_alone_but_not_together_are_all_analysed(tmp_path: Path) 
         crowded.close()
     assert [outcome.dropped or outcome.failed for outcome in outcomes] == [None] * 4
     assert [outcome.record for outcome in outcomes] == [{"name": f"t{n}"} for n in range(4)]
-    assert sum(outcome.deferred > 0 for outcome in outcomes) >= 2  # they did crowd each other
+    assert all(outcome.deferred > 0 for outcome in outcomes)  # the first tries crowded
     assert lowered < 4
 
 
