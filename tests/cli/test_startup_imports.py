@@ -120,3 +120,15 @@ def test_commands_but_cluster_start_numpy_with_one_blas_thread(tmp_path: Path) -
     # What the user set stays.
     environment["OPENBLAS_NUM_THREADS"] = "2"
     assert _threads_after_command(extract, environment)[0] == "2"
+
+
+def test_a_caller_that_imported_numpy_keeps_its_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Past numpy's import the thread setting would only reach child processes: ``main`` called
+    from such a process (this test run) leaves the environment as it was."""
+    import numpy  # noqa: F401  (imported, as by any caller of numpy)
+
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert cli.main(["settings", "WEBSIM_MAX_ELEMENTS"]) == 0
+    assert "OPENBLAS_NUM_THREADS" not in os.environ

@@ -78,8 +78,10 @@ def _summary(path: str) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``websim`` with ``argv`` (default: ``sys.argv[1:]``) and return the exit code."""
     argv = sys.argv[1:] if argv is None else list(argv)
-    if _chosen_command(argv) not in _BLAS_THREADED_COMMANDS:
-        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before numpy's first import
+    # Only before numpy's first import: after it, the setting would reach only child processes
+    # (a caller that imported numpy, a test run, keeps its environment).
+    if "numpy" not in sys.modules and _chosen_command(argv) not in _BLAS_THREADED_COMMANDS:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)

@@ -446,8 +446,9 @@ def crowded_task(registry: str, name: str) -> PageOutcome:
     """A task that takes 0.3 s alone and stalls if another one runs at any time beside it (a
     page that fits its budget alone, on a machine too crowded for two).
 
-    Its first try waits for another task to run beside it, so the first tries crowd each other
-    however far apart a loaded machine starts the workers: each ends at its backstop.
+    Its first try waits (up to 60 s) for another task to run beside it, so the first tries
+    crowd each other however far apart a loaded machine starts the workers: each ends at its
+    backstop.
     """
     running = Path(registry, "running")
     mine = running / str(os.getpid())
@@ -457,8 +458,8 @@ def crowded_task(registry: str, name: str) -> PageOutcome:
         first_try = not tried.exists()
         tried.touch()
         crowded = False
-        ends = time.monotonic() + 0.3
-        while not crowded and (first_try or time.monotonic() < ends):
+        ends = time.monotonic() + (60.0 if first_try else 0.3)
+        while not crowded and time.monotonic() < ends:
             crowded = any(other != mine and _alive(int(other.name)) for other in running.iterdir())
             time.sleep(0.02)
         if crowded:
