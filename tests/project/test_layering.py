@@ -81,6 +81,7 @@ CORE_ROOMS = (
     "warc",  # web archives read: pages decoded by the html room's rules
     "page",
     "crawling",
+    "surfacing",  # query choice for a hidden database: reads result pages as crawling does
     "clustering",
     "similarity",
     "neardup",

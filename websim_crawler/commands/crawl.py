@@ -28,7 +28,9 @@ from websim_crawler.logformatter import report_errors_plainly
 FAILED_FINISH_REASONS = {
     "start_page_failed": "the start page could not be fetched",
     "start_page_not_html": "the start page is not an HTML page",
-    "no_search_form": "the start page has no search form",
+    "no_search_form": (
+        "no search form on the start page, in its OpenSearch description or on the pages near it"
+    ),
     FEED_WRITE_FAILED: "a feed could not be written and the crawl was stopped (the error above "
     "names the feed)",
     WARC_WRITE_FAILED: "the WARC files could not be written and the crawl was stopped (the error "
@@ -47,6 +49,10 @@ FAILED_DIAGNOSES = {
     "websim/diagnosis/no_data_region": (
         "no record came from a data region of the result pages (the links taken are page "
         "chrome or one-offs; see the 'deepweb diagnosis' log line)"
+    ),
+    "websim/surfacing/answers_nothing": (
+        "the search answered nothing (errors or empty result pages) to every query surfacing "
+        "tried (see the 'deepweb surfacing' log line)"
     ),
 }
 

@@ -94,6 +94,49 @@ STATS: tuple[StatDoc, ...] = (
         ),
     ),
     StatDoc(
+        "surfacing",
+        (
+            "websim/surfacing/queries",
+            "websim/surfacing/result_pages",
+            "websim/surfacing/records",
+            "websim/surfacing/estimate",
+            "websim/surfacing/estimate_low",
+            "websim/surfacing/estimate_high",
+            "websim/surfacing/estimate_method",
+            "websim/surfacing/stopped",
+            "websim/surfacing/answers_nothing",
+        ),
+        (
+            "queries surfacing chose, their result pages (failed answers too), records reached; "
+            "the estimated number of records the site holds with its 95 % interval and method "
+            "(`stated`: the site says it; `capture-recapture`: Chao's estimator); why it stopped "
+            "(`estimate covered`, `every record reached`, `the last queries brought almost "
+            "nothing new`, `budget (max_queries)`, `no terms left`, `the search answers "
+            "nothing`: then `answers_nothing` is `1` and the crawl exits 1)"
+        ),
+    ),
+    StatDoc(
+        "surfacing",
+        (
+            "websim/crawl/entrance/tried/<how>",
+            "websim/crawl/entrance/opensearch",
+            "websim/crawl/entrance/nearby_form",
+            "websim/surfacing/query_log",
+            "websim/surfacing/curve",
+            "websim/surfacing/site_cap",
+            "websim/surfacing/site_stems",
+            "websim/surfacing/terms_dropped",
+        ),
+        (
+            "no form on the start page: places looked at (`<how>`: `opensearch`, `page`: one "
+            "link away or the 404 page) and where it was found; "
+            "each query with what it brought (`query`, `new`, `shown`, `matches` stated, "
+            "`pages`, `capped`, `failed`); `[result pages, records]` after each result page; the "
+            "most results the site shows a query; whether it matches word forms alike; terms "
+            "ignored at `WEBSIM_SURFACING_MAX_TERMS`"
+        ),
+    ),
+    StatDoc(
         "crawling",
         (
             "websim/feed/write_failed",

@@ -32,6 +32,7 @@ from websim_crawler.core.params import (
 )
 from websim_crawler.core.reference_index.params import MatchParams
 from websim_crawler.core.similarity.params import SimilarityParams
+from websim_crawler.core.surfacing.params import SurfacingParams
 from websim_crawler.errors import ConfigError, nearest_hint
 
 logger = logging.getLogger(__name__)
@@ -97,6 +98,7 @@ class WebsimConfig:
     inputs: InputParams = field(default_factory=InputParams)
     analysis: AnalysisParams = field(default_factory=AnalysisParams)
     crawl: CrawlParams = field(default_factory=CrawlParams)
+    surfacing: SurfacingParams = field(default_factory=SurfacingParams)
     render: RenderParams = field(default_factory=RenderParams)
     reliability: ReliabilityParams = field(default_factory=ReliabilityParams)
     archive: ArchiveParams = field(default_factory=ArchiveParams)

@@ -27,6 +27,7 @@ from websim_crawler.core.crawling.refusals import RefusedUrls
 from websim_crawler.core.crawling.render_choice import PageYield, page_yield
 from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.surfacing.params import SurfacingParams
 from websim_crawler.core.urls import hostname_of, origin_of
 from websim_crawler.items import PageItem
 from websim_crawler.logformatter import report_errors_plainly
@@ -44,6 +45,7 @@ class WebsimSpider(scrapy.Spider):
     params: CrawlParams = CrawlParams()
     max_elements = AnalysisParams().max_elements
     render_params: RenderParams = RenderParams()
+    surfacing_params: SurfacingParams = SurfacingParams()
     distributed: DistributedParams = DistributedParams()
     seeded = False  # True when WEBSIM_REDIS_URL is set: seeds come from Redis (websim seed)
     site_origins: frozenset[str] = frozenset()  # scheme://host[:port] the crawl stays on
@@ -79,6 +81,7 @@ class WebsimSpider(scrapy.Spider):
         spider.params = config.crawl
         spider.max_elements = config.analysis.max_elements
         spider.render_params = config.render
+        spider.surfacing_params = config.surfacing
         spider.distributed = config.distributed
         spider.seeded = config.distributed.redis_url is not None
         spider.configure()  # the add-on, applied next, wires rendering when the spider renders

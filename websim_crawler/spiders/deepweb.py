@@ -1,7 +1,12 @@
 """The ``deepweb`` spider: query a site's search form and crawl the result pages and records.
 
-``scrapy crawl deepweb -a start_url=URL -a queries=Q1,Q2 [-a queries_file=F] [-a max_pages=N]
-[-a follow=1] [-a render=1] [-a query_template=https://site/search?q={query}] -O pages.jsonl``
+``scrapy crawl deepweb -a start_url=URL [-a queries=Q1,Q2|auto] [-a queries_file=F] [-a max_pages=N]
+[-a max_queries=N] [-a follow=1] [-a render=1] [-a query_template=https://site/search?q={query}]
+-O pages.jsonl``
+
+Without queries (or with ``queries=auto``) the spider surfaces the site: it chooses its own
+queries (``spiders.surfacing``). A start page without a search form is not the end: its
+OpenSearch description, then a few pages one link away, are looked at for the way in.
 
 As a distributed worker (``-s WEBSIM_REDIS_URL=...``) it takes its queries from Redis
 (``websim seed deepweb``) once it has read the search form on its own copy of the start page.
@@ -16,7 +21,9 @@ from urllib.parse import quote_plus
 
 import scrapy
 from form2request import form2request
-from scrapy.exceptions import CloseSpider
+from scrapy import signals
+from scrapy.crawler import Crawler
+from scrapy.exceptions import CloseSpider, DontCloseSpider
 from scrapy.http import HtmlResponse, Request, Response
 from scrapy.utils.defer import deferred_from_coro
 from twisted.python.failure import Failure
@@ -36,7 +43,12 @@ from websim_crawler.core.crawling import (
     rank_search_forms,
     site_template_links,
 )
-from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.html import outgoing_links, visible_text
+from websim_crawler.core.surfacing import (
+    entrance_pages,
+    opensearch_links,
+    opensearch_template,
+)
 from websim_crawler.core.urls import is_http_url, origin_of
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
@@ -49,10 +61,21 @@ from websim_crawler.spiders.args import (
     parse_queries,
     parse_query_template,
 )
+from websim_crawler.spiders.surfacing import Surfacing
 
 logger = logging.getLogger(__name__)
 
 _MAX_PAGES_LIMIT = 10_000
+_MAX_QUERIES_LIMIT = 100_000
+_AUTO = "auto"  # -a queries=auto: the crawl chooses its queries
+_ENTRANCE_META = "websim_entrance"  # how a page fetched to find the way in was found
+
+
+# The words a search form shows its user: labels, placeholders, option texts, button texts.
+_FORM_WORDS = (
+    ".//label//text() | .//option//text() | .//legend//text() | .//button//text() | "
+    ".//input/@placeholder | .//input[@type='submit']/@value | .//@aria-label | .//@title"
+)
 
 
 class DeepWebSpider(WebsimSpider):
@@ -72,6 +95,7 @@ class DeepWebSpider(WebsimSpider):
         max_pages: str | None = None,
         follow: str = "0",
         query_template: str | None = None,
+        max_queries: str | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -84,11 +108,23 @@ class DeepWebSpider(WebsimSpider):
         self.query_template = (
             parse_query_template(self.name, query_template) if query_template else None
         )
+        auto = queries is not None and queries.strip().lower() == _AUTO
+        given = None if auto else queries
         self.queries = (
-            parse_queries(self.name, queries, queries_file)
-            if queries is not None or queries_file is not None
+            parse_queries(self.name, given, queries_file)
+            if given is not None or queries_file is not None
             else []
         )
+        # Surfacing: no queries given, or queries=auto (a queries_file then seeds it).
+        self.surfaces = auto or (queries is None and queries_file is None)
+        self.max_queries = (
+            parse_count(self.name, "max_queries", max_queries, maximum=_MAX_QUERIES_LIMIT)
+            if max_queries is not None
+            else None
+        )
+        self.surfacing: Surfacing | None = None
+        self.entrance_queue: list[tuple[str, str]] = []  # (how, url) still to look at
+        self.start_text = ""  # the start page's visible text: the first query terms
         self.max_pages_argument = (
             parse_count(self.name, "max_pages", max_pages, maximum=_MAX_PAGES_LIMIT)
             if max_pages is not None
@@ -106,21 +142,46 @@ class DeepWebSpider(WebsimSpider):
         own = [url for url in (self.start_url, self.query_template) if url]
         self.restrict_to_site(*own)
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> DeepWebSpider:
+        """Build the spider; a surfacing crawl listens for idleness and analysed records."""
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        if spider.surfacing is not None:
+            crawler.signals.connect(spider.keep_surfacing, signal=signals.spider_idle)
+            crawler.signals.connect(spider.record_analysed, signal=signals.item_scraped)
+        return spider
+
     def configure(self) -> None:
         """Take ``max_pages`` from ``WEBSIM_MAX_RESULT_PAGES`` unless ``-a max_pages`` was given."""
-        if not self.queries and not self.seeded:
-            parse_queries(self.name, None, None)  # raises the "no queries given" error
         self.max_pages = self.max_pages_argument or self.params.max_result_pages
+        if self.surfaces:
+            if self.seeded:
+                raise ConfigError(
+                    "deepweb: surfacing (no queries, or -a queries=auto) runs on one machine; "
+                    "a Redis worker takes its queries from 'websim seed deepweb'"
+                )
+            self.surfacing = Surfacing.of(
+                self.surfacing_params,
+                self.settings,
+                max_queries=self.max_queries,
+                max_pages=self.max_pages,
+                given=self.queries,
+            )
         logger.info(
-            "deepweb: %d queries, up to %d result pages each, records %s, rendering %s",
-            len(self.queries),
+            "deepweb: %s, up to %d result pages each, records %s, rendering %s",
+            "queries chosen by surfacing" if self.surfaces else f"{len(self.queries)} queries",
             self.max_pages,
             "followed" if self.follow else "not followed",
             "on" if self.render else "off",
         )
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
-        """Fetch the start page (search form, site template), or go straight to the template."""
+        """Fetch the start page (search form, site template), or go straight to the template.
+
+        A surfacing crawl given only a template fetches its site's home page for first terms.
+        """
+        if self.start_url is None and self.surfaces and self.query_template is not None:
+            self.start_url = origin_of(self.query_template) + "/"
         if self.start_url is not None:
             # A worker, or a crawl resumed from JOBDIR, must read the form itself: fetch the page
             # on this worker, past the duplicate filter. Otherwise links back are not refetched.
@@ -142,23 +203,83 @@ class DeepWebSpider(WebsimSpider):
         if root is None or not isinstance(response, HtmlResponse):
             raise CloseSpider("start_page_not_html")
         self.template_links = site_template_links(root, response.url)
+        self.start_text = visible_text(root)
         if self.query_template is not None:
-            yield from self.template_requests(self.queries)
+            yield from self.begin_queries("")
             return
         form = self.usable_search_form(root, response.url)
-        if form is None:
-            self.count("websim/crawl/no_search_form")
-            logger.error(
-                "deepweb: no search form (a form with a text box) on %s; give the result URL "
-                "pattern with -a query_template=https://site/search?q={query}, or crawl the "
-                "site by its links with 'scrapy crawl site'",
-                response.url,
+        if form is not None:
+            yield from self.use_form(form, response, "the start page")
+            return
+        self.entrance_queue = [("opensearch", url) for url in opensearch_links(root, response.url)]
+        budget = self.surfacing_params.entrance_pages
+        self.entrance_queue += [("page", url) for url in entrance_pages(root, response.url, budget)]
+        yield from self.next_entrance(response.url)
+
+    def next_entrance(self, start_url: str) -> Iterator[scrapy.Request]:
+        """Look at the next place the way in may be, or stop when none is left."""
+        while self.entrance_queue:
+            how, url = self.entrance_queue.pop(0)
+            if self.site_origins and origin_of(url) not in self.site_origins:
+                continue
+            self.count(f"websim/crawl/entrance/tried/{how}")
+            yield scrapy.Request(
+                url,
+                callback=self.parse_entrance,
+                errback=self.entrance_failed,
+                meta=self.request_meta(
+                    {_ENTRANCE_META: how, "handle_httpstatus_list": [404, 410]}, kind="start"
+                ),
+                dont_filter=True,
             )
-            raise CloseSpider("no_search_form")
+            return
+        self.count("websim/crawl/no_search_form")
+        logger.error(
+            "deepweb: no search form (a form with a text box) on %s, in an OpenSearch "
+            "description or on the pages it links to as search or about; give the result URL "
+            "pattern with -a query_template=https://site/search?q={query}, or crawl the "
+            "site by its links with 'scrapy crawl site'",
+            start_url,
+        )
+        raise CloseSpider("no_search_form")
+
+    def parse_entrance(self, response: Response) -> Iterator[scrapy.Request]:
+        """Take the way in from an OpenSearch description or a nearby page's search form."""
+        how = response.meta[_ENTRANCE_META]
+        if how == "opensearch":
+            template = opensearch_template(response.body, response.url)
+            if template is not None and origin_of(template) in self.site_origins:
+                logger.info(
+                    "deepweb: no search form on the start page; the OpenSearch description "
+                    "%s gives the result URL %s",
+                    response.url,
+                    template,
+                )
+                self.count("websim/crawl/entrance/opensearch")
+                self.query_template = template
+                self.search = SearchTarget.of_template(template)
+                yield from self.begin_queries("")
+                return
+        else:
+            root = self.html_root(response)
+            form = self.usable_search_form(root, response.url) if root is not None else None
+            if form is not None:
+                self.count("websim/crawl/entrance/nearby_form")
+                yield from self.use_form(form, response, f"{response.url}, one link away")
+                return
+        yield from self.next_entrance(self.start_url or response.url)
+
+    def entrance_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """Errback of a page looked at for the way in: go on to the next place."""
+        self.count_failure(failure)
+        yield from self.next_entrance(self.start_url or "")
+
+    def use_form(self, form: SearchForm, response: Response, where: str) -> Iterator[Any]:
+        """Submit the queries (given or chosen) to the search form found on ``response``."""
         logger.info(
             "deepweb: search form #%d on %s: %s %s, query field %r",
             form.form_number,
-            response.url,
+            where,
             form.method,
             form.action,
             form.query_field,
@@ -167,8 +288,24 @@ class DeepWebSpider(WebsimSpider):
         self.search = self.search.joined(
             SearchTarget.of_form(form.action, form.query_field, form.fixed_fields)
         )
-        self.search_form = (form, response.xpath("//form")[form.form_number])
-        yield from self.form_requests(self.queries)
+        selector = response.xpath("//form")[form.form_number]
+        self.search_form = (form, selector)
+        yield from self.begin_queries(" ".join(selector.xpath(_FORM_WORDS).getall()))
+
+    def begin_queries(self, form_text: str) -> Iterator[scrapy.Request]:
+        """Submit the given queries, or start surfacing with the first it chooses."""
+        if self.surfacing is None:
+            yield from self.query_requests(self.queries)
+            return
+        self.surfacing.begin(self.start_text, form_text)
+        yield from self.query_requests(self.surfacing.next_queries())
+
+    def query_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
+        """Build the first result page request of each query, by template or by form."""
+        if self.query_template is not None:
+            yield from self.template_requests(queries)
+        else:
+            yield from self.form_requests(queries)
 
     def usable_search_form(self, root: Any, url: str) -> SearchForm | None:
         """Return the best search form that submits to the crawl's own site over http(s); the
@@ -195,10 +332,7 @@ class DeepWebSpider(WebsimSpider):
         query = " ".join(str(seed.get("query") or "").split())
         if not query:
             raise InputFormatError(f"deepweb: a seed needs a non-empty query, got {dict(seed)}")
-        if self.query_template is not None:
-            yield from self.template_requests([query])
-        else:
-            yield from self.form_requests([query])
+        yield from self.query_requests([query])
 
     def form_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
         """Submit each query to the search form found on the start page."""
@@ -208,7 +342,7 @@ class DeepWebSpider(WebsimSpider):
             submission = form2request(selector, {form.query_field: query})
             yield submission.to_scrapy(
                 callback=self.parse_results,
-                errback=self.count_failure,
+                errback=self.results_failed,
                 meta=self.request_meta(
                     {"websim_query": query, "websim_page": 1}, kind="results", keep_page=True
                 ),
@@ -227,7 +361,7 @@ class DeepWebSpider(WebsimSpider):
         return scrapy.Request(
             url,
             callback=self.parse_results,
-            errback=self.count_failure,
+            errback=self.results_failed,
             meta=self.request_meta(meta, kind="results", keep_page=True),
         )
 
@@ -288,13 +422,21 @@ class DeepWebSpider(WebsimSpider):
                     url,
                     self.parse_record,
                     kind="record",
-                    meta={"websim_query": query, "websim_page": page},
+                    meta={"websim_query": query, "websim_page": page, "websim_record_link": url},
                 )
-        if page >= self.max_pages:
-            return
-        way = next_page(
-            root, response.url, page, results_on_page=len(records), record_links=records
+        way = (
+            next_page(root, response.url, page, results_on_page=len(records), record_links=records)
+            if page < self.max_pages
+            else None
         )
+        if self.surfacing is not None:
+            further = self.surfacing.result_page(
+                query, root, response.url, found, has_next=way is not None
+            )
+            if not further:
+                self.surfacing.finished(query)
+                yield from self.query_requests(self.surfacing.next_queries())
+                return
         if way is not None:
             yield way
 
@@ -336,7 +478,7 @@ class DeepWebSpider(WebsimSpider):
             return None
         return submission.to_scrapy(
             callback=self.parse_results,
-            errback=self.count_failure,
+            errback=self.results_failed,
             meta=self.request_meta(
                 {"websim_query": query, "websim_page": page}, kind="results", keep_page=True
             ),
@@ -371,6 +513,38 @@ class DeepWebSpider(WebsimSpider):
             request=Request(rendered.url, meta=meta),
         )
 
+    def results_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """Errback of a result page: count it; a surfacing crawl goes on with other queries."""
+        self.count_failure(failure)
+        request = getattr(failure, "request", None)
+        if self.surfacing is None or request is None or "websim_query" not in request.meta:
+            return
+        query = request.meta["websim_query"]
+        self.surfacing.failed(query)
+        self.surfacing.finished(query)
+        yield from self.query_requests(self.surfacing.next_queries())
+
+    def keep_surfacing(self) -> None:
+        """``spider_idle``: queries whose answers ended without saying so (a next page that
+        could not be requested, a request lost to a kill) are complete; ask the next ones."""
+        if self.surfacing is None or self.surfacing.planner is None:
+            return
+        self.surfacing.finish_dangling()
+        requests = list(self.query_requests(self.surfacing.next_queries()))
+        for request in requests:
+            self.crawler.engine.crawl(request)
+        if requests:
+            raise DontCloseSpider
+
+    def record_analysed(self, item: Any, response: Response, spider: scrapy.Spider) -> None:
+        """``item_scraped``: an analysed record page's keywords become its record's terms."""
+        if spider is not self or self.surfacing is None or response is None:
+            return
+        if item.get("kind") != "record" or not item.get("query"):
+            return
+        link = response.meta.get("websim_record_link") or response.url
+        self.surfacing.record_page(link, item["query"], item.get("keywords"))
+
     def parse_record(self, response: Response) -> Iterator[Any]:
         """Yield a record page reached from a result page (its links are not followed)."""
         item = self.unparsed_page_item(
@@ -384,6 +558,8 @@ class DeepWebSpider(WebsimSpider):
 
     def closed(self, reason: str) -> None:
         """Log the crawl's diagnosis and count it: one warning line when the records look wrong."""
+        if self.surfacing is not None:
+            self.surfacing.close(self.crawler.stats)
         if self.result_lists.dropped or self.diagnosis.dropped:
             self.count("websim/diagnosis/bound_hit")
         diagnosis = self.diagnosis.finish(self.result_lists.chrome_shapes())

@@ -2,8 +2,8 @@
 
 Search applications answer an empty query, or a pager followed past the last result, with a
 page saying so; such a page is counted as an empty result page, not as a page whose records
-were missed. The words are read from the page's visible text outside its scripts and styles,
-at most ``_TEXT_CAP`` characters of it, in a few languages.
+were missed. The words are read from the start of the page's visible text (``visible_text``),
+in a few languages.
 """
 
 from __future__ import annotations
@@ -12,9 +12,8 @@ import re
 
 from lxml import etree
 
-_TEXT_CAP = 20_000  # characters of a page's text read for the words
-_ELEMENT_CAP = 20_000  # elements of a page read for its text
-_NOT_TEXT = frozenset({"script", "style", "noscript", "template", "head", "title"})
+from websim_crawler.core.html import visible_text
+
 _NO_RESULTS = re.compile(
     r"\b(?:no (?:search )?(?:results?|matches|matching (?:pages|documents|records|entries|items)"
     r"|(?:pages|documents|records|entries|items|hits) (?:were )?found)"
@@ -29,21 +28,4 @@ _NO_RESULTS = re.compile(
 
 def says_no_results(root: etree._Element) -> bool:
     """Tell whether a page's visible text says its search found nothing."""
-    pieces: list[str] = []
-    length = 0
-    hidden: set[etree._Element] = set()
-    for visited, element in enumerate(root.iter()):
-        if visited >= _ELEMENT_CAP or length >= _TEXT_CAP:
-            break
-        parent = element.getparent()
-        if not isinstance(element.tag, str) or element.tag in _NOT_TEXT or parent in hidden:
-            hidden.add(element)
-        tail_shown = parent is None or parent not in hidden
-        for piece in (
-            None if element in hidden else element.text,
-            element.tail if tail_shown else None,
-        ):
-            if piece and piece.strip():
-                pieces.append(piece.strip())
-                length += len(pieces[-1])
-    return _NO_RESULTS.search(" ".join(" ".join(pieces).split())[:_TEXT_CAP]) is not None
+    return _NO_RESULTS.search(visible_text(root)) is not None

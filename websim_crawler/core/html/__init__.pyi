@@ -23,7 +23,7 @@ from .parsing import (
     parse_html,
     parse_plain_tree,
 )
-from .visibility import remove_invisible
+from .visibility import remove_invisible, visible_text
 
 __all__ = [
     "DECLARED",
@@ -45,4 +45,5 @@ __all__ = [
     "parse_plain_tree",
     "remove_invisible",
     "stated_url",
+    "visible_text",
 ]

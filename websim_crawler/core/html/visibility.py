@@ -83,3 +83,34 @@ def _drop_keeping_tail(parent: lxml.etree._Element, element: lxml.etree._Element
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(element)
+
+
+# Elements whose text a reader of the page never sees, for ``visible_text`` (which reads the
+# tree as it is, without removing anything).
+_NOT_READ_TAGS = frozenset({"script", "style", "noscript", "template", "head", "title"})
+
+
+def visible_text(
+    root: lxml.etree._Element, max_chars: int = 20_000, max_elements: int = 20_000
+) -> str:
+    """Return the start of a page's visible text (scripts, styles and the head left out),
+    whitespace collapsed: at most ``max_chars`` characters from at most ``max_elements``
+    elements, so a huge page costs no more than a small one. The tree is not changed."""
+    pieces: list[str] = []
+    length = 0
+    hidden: set[lxml.etree._Element] = set()
+    for visited, element in enumerate(root.iter()):
+        if visited >= max_elements or length >= max_chars:
+            break
+        parent = element.getparent()
+        if not isinstance(element.tag, str) or element.tag in _NOT_READ_TAGS or parent in hidden:
+            hidden.add(element)
+        tail_shown = parent is None or parent not in hidden
+        for piece in (
+            None if element in hidden else element.text,
+            element.tail if tail_shown else None,
+        ):
+            if piece and piece.strip():
+                pieces.append(piece.strip())
+                length += len(pieces[-1])
+    return " ".join(" ".join(pieces).split())[:max_chars]

@@ -1,0 +1,132 @@
+"""``scrapy crawl deepweb`` with no queries surfaces the gallery's hidden databases
+(tests/support/hidden_databases.py): the way in (form, OpenSearch, a form one link away), the
+stats and the end-of-crawl line, a JOBDIR resume that asks nothing twice, and a search that
+answers nothing (exit 1, one line)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.hidden_databases import HiddenDatabase, HiddenDatabaseSite, failing, gallery
+from support.real_apps import AppMissing
+
+REPO = Path(__file__).resolve().parents[3]
+pytestmark = pytest.mark.slow
+
+
+def spec(name: str) -> HiddenDatabase:
+    return next(one for one in [*gallery(), *failing()] if one.name == name)
+
+
+@pytest.fixture
+def site(request: pytest.FixtureRequest) -> Iterator[HiddenDatabaseSite]:
+    try:
+        with HiddenDatabaseSite(spec(request.param)) as running:
+            yield running
+    except AppMissing as missing:
+        pytest.skip(str(missing))
+
+
+def crawl(site: HiddenDatabaseSite, folder: Path, *arguments: str) -> dict[str, Any]:
+    """Run the crawl with no queries; return its exit code, stats, reached record ids, log."""
+    output, stats_file = folder / "pages.jsonl", folder / "stats.json"
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "deepweb", "-a", f"start_url={site.url}",
+        "-O", str(output), "-s", "ROBOTSTXT_OBEY=False", "-s", "AUTOTHROTTLE_ENABLED=False",
+        "-s", f"WEBSIM_STATS_OUTPUT={stats_file}", "-s", "WEBSIM_CHUNK_DETAIL=none",
+        "-s", "WEBSIM_ANALYSIS_WORKERS=0", *arguments,
+    ]  # fmt: skip
+    environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    done = subprocess.run(
+        command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=900
+    )
+    items = (
+        [json.loads(line) for line in output.read_text().splitlines()] if output.exists() else []
+    )
+    reached = {
+        site.record_id_of(link)
+        for item in items
+        if item["kind"] == "results"
+        for link in item.get("links") or []
+    } - {None}
+    stats = json.loads(stats_file.read_text()) if stats_file.exists() else {}
+    return {"exit": done.returncode, "stats": stats, "reached": reached, "log": done.stderr}
+
+
+@pytest.mark.parametrize("site", ["en-and-cap50"], indirect=True)
+def test_no_queries_surfaces_the_database_and_says_how_much(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    run = crawl(site, tmp_path, "-a", "max_queries=100")
+    assert run["exit"] == 0, run["log"][-3000:]
+    stats = run["stats"]
+    assert stats["websim/surfacing/queries"] <= 100
+    assert len(run["reached"]) >= 0.85 * len(site.records)
+    assert stats["websim/surfacing/records"] >= len(run["reached"])
+    assert abs(stats["websim/surfacing/estimate"] - 360) <= 72
+    log = [entry["query"] for entry in stats["websim/surfacing/query_log"]]
+    assert len(log) == len(set(log)) == stats["websim/surfacing/queries"]
+    assert "deepweb surfacing: reached" in run["log"] and "the site holds about" in run["log"]
+    assert stats["websim/surfacing/site_cap"] == 50
+
+
+@pytest.mark.parametrize("site", ["en-opensearch-cap50"], indirect=True)
+def test_a_start_page_without_a_form_is_entered_by_its_opensearch_description(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    run = crawl(site, tmp_path, "-a", "max_queries=30")
+    assert run["exit"] == 0, run["log"][-3000:]
+    assert site.requests["opensearch"] == 1
+    assert run["stats"]["websim/crawl/entrance/opensearch"] == 1
+    assert len(run["reached"]) >= 200
+
+
+@pytest.mark.parametrize("site", ["en-linked-cap20"], indirect=True)
+def test_a_search_form_one_link_away_is_found_and_used(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    run = crawl(site, tmp_path, "-a", "max_queries=30")
+    assert run["exit"] == 0, run["log"][-3000:]
+    assert run["stats"]["websim/crawl/entrance/nearby_form"] == 1
+    assert "one link away" in run["log"]
+    assert len(run["reached"]) >= 150
+
+
+@pytest.mark.parametrize("site", ["en-empty-always"], indirect=True)
+def test_a_search_that_answers_nothing_ends_the_crawl_with_one_line(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    run = crawl(site, tmp_path)
+    assert run["exit"] == 1
+    # WEBSIM_SURFACING_MAX_UNANSWERED (10), plus the one chosen while the last was in flight
+    assert 10 <= run["stats"]["websim/surfacing/queries"] <= 11
+    errors = [line for line in run["log"].splitlines() if "answered nothing" in line]
+    assert errors and len(set(errors)) <= 2  # the log line and the exit line
+
+
+@pytest.mark.parametrize("site", ["en-and-cap50"], indirect=True)
+def test_a_resumed_jobdir_crawl_asks_nothing_twice(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    jobdir = tmp_path / "job"
+    first = crawl(site, tmp_path, "-a", "max_queries=15", "-s", f"JOBDIR={jobdir}")
+    assert first["exit"] == 0, first["log"][-3000:]
+    asked_first = len(site.queries_seen)
+    second = crawl(site, tmp_path, "-a", "max_queries=30", "-s", f"JOBDIR={jobdir}")
+    assert second["exit"] == 0, second["log"][-3000:]
+    chosen = [
+        json.loads(line)["query"]
+        for line in (jobdir / "websim-surfacing.jsonl").read_text().splitlines()
+        if json.loads(line)["event"] == "chosen"
+    ]
+    assert len(chosen) == len(set(chosen)) == 30
+    again = set(site.queries_seen[asked_first:]) & set(chosen[:15])
+    assert not again
+    assert second["stats"]["websim/surfacing/records"] > first["stats"]["websim/surfacing/records"]

@@ -1,0 +1,94 @@
+"""Surfacing the gallery's hidden databases with no queries given (tests/support/
+hidden_databases.py): coverage within 100 queries, against the generic-frequency baseline, the
+size estimate, and nothing asked twice. The in-process driver makes the core's decisions over
+HTTP; tests/adapters/spiders/test_surfacing_crawls.py checks the spider does the same."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from support.hidden_databases import (
+    HiddenDatabase,
+    HiddenDatabaseSite,
+    failing,
+    gallery,
+    generic_queries,
+)
+from support.real_apps import AppMissing
+from support.surfacing_driver import surface
+
+from websim_crawler.core.surfacing import ANSWERS_NOTHING, QueryPlanner, SurfacingParams
+
+BUDGET = SurfacingParams(max_queries=100)
+SIMPLE_FORMS = [spec for spec in gallery() if spec.form == "simple" and spec.entrance == "form"]
+
+
+@pytest.fixture
+def site(request: pytest.FixtureRequest) -> Iterator[HiddenDatabaseSite]:
+    try:
+        with HiddenDatabaseSite(request.param) as running:
+            yield running
+    except AppMissing as missing:
+        pytest.skip(str(missing))
+
+
+def coverage(site: HiddenDatabaseSite, planner: QueryPlanner) -> float:
+    reached = {site.record_id_of(key) for key in planner._records} - {None}
+    return len(reached) / len(site.records)
+
+
+@pytest.mark.parametrize(
+    "site", SIMPLE_FORMS, ids=[spec.name for spec in SIMPLE_FORMS], indirect=True
+)
+def test_surfacing_reaches_most_records_and_beats_the_frequency_list(
+    site: HiddenDatabaseSite,
+) -> None:
+    planner = surface(site.url, params=BUDGET)
+    chosen = planner.query_log()
+    assert len(chosen) <= 100
+    assert len({entry["query"] for entry in chosen}) == len(chosen)  # nothing asked twice
+    assert {entry["query"] for entry in chosen} == set(site.queries_seen)
+    reached = coverage(site, planner)
+    assert reached >= 0.85, planner.summary()  # measured: 0.86 to 0.97
+    baseline = surface(site.url, queries=generic_queries(site.spec.language, len(chosen)))
+    assert reached >= coverage(site, baseline) + 0.15
+    estimate = planner.estimate()
+    assert abs(estimate.size - len(site.records)) <= 0.2 * len(site.records), planner.summary()
+
+
+def spec_named(name: str) -> HiddenDatabase:
+    return next(spec for spec in failing() if spec.name == name)
+
+
+def test_a_search_that_answers_nothing_stops_after_a_bounded_number_of_probes() -> None:
+    with HiddenDatabaseSite(spec_named("en-empty-always")) as site:
+        planner = surface(site.url)
+        assert planner.stopped == ANSWERS_NOTHING
+        assert planner.queries == SurfacingParams().max_unanswered_probes
+        assert planner.records == 0
+
+
+def test_words_the_search_errors_on_are_skipped_and_the_rest_surfaced() -> None:
+    with HiddenDatabaseSite(spec_named("en-errors-on-some")) as site:
+        planner = surface(site.url, params=BUDGET)
+        failed = [entry for entry in planner.query_log() if entry["failed"]]
+        assert failed and site.requests["error"] >= len(failed)
+        assert coverage(site, planner) >= 0.85
+
+
+def test_a_replayed_planner_asks_nothing_twice_and_goes_on() -> None:
+    with HiddenDatabaseSite(gallery()[0]) as site:
+        events: list[dict[str, Any]] = []
+        first = surface(site.url, params=SurfacingParams(max_queries=30), journal=events)
+        resumed = QueryPlanner(SurfacingParams(max_queries=60))
+        resumed.replay(events)
+        assert resumed.queries == 30 and resumed.records == first.records
+        asked_before = len(site.queries_seen)
+        surface(site.url, planner=resumed)
+        asked_after = set(site.queries_seen[asked_before:])
+        assert asked_after and not asked_after & {entry["query"] for entry in first.query_log()}
+        assert resumed.queries == 60
+        log = [entry["query"] for entry in resumed.query_log()]
+        assert len(set(log)) == len(log) == 60

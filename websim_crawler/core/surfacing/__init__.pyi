@@ -1,0 +1,33 @@
+"""Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
+
+from .counts import ResultCount, result_count, result_count_of_text
+from .entrance import (
+    MISSING_PAGE_PATH,
+    entrance_pages,
+    opensearch_links,
+    opensearch_template,
+)
+from .estimate import SizeEstimate, chao_estimate, stated_estimate
+from .params import SurfacingParams
+from .planner import ANSWERS_NOTHING, CoveragePoint, QueryLogEntry, QueryPlanner
+from .snippets import record_key, record_snippets
+
+__all__ = [
+    "ANSWERS_NOTHING",
+    "MISSING_PAGE_PATH",
+    "CoveragePoint",
+    "QueryLogEntry",
+    "QueryPlanner",
+    "ResultCount",
+    "SizeEstimate",
+    "SurfacingParams",
+    "chao_estimate",
+    "entrance_pages",
+    "opensearch_links",
+    "opensearch_template",
+    "record_key",
+    "record_snippets",
+    "result_count",
+    "result_count_of_text",
+    "stated_estimate",
+]

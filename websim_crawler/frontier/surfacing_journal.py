@@ -1,0 +1,65 @@
+"""What a surfacing crawl chose and saw, kept in ``JOBDIR`` as it happens: a resumed crawl
+(even one killed with SIGKILL, when nothing is saved at close) replays it and asks nothing twice.
+
+One JSON object a line, appended and flushed as each event happens (``chosen``, ``page``,
+``failed``, ``finished``, ``record_terms``; see ``core.surfacing.planner.QueryPlanner.replay``).
+A line cut short by a kill is the last one: it is skipped, with a warning.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import orjson
+
+from websim_crawler.core.params import SettingsLike
+from websim_crawler.frontier.jobdir_state import state_path
+
+logger = logging.getLogger(__name__)
+
+
+class SurfacingJournal:
+    """The surfacing events of one JOBDIR, read back once and appended to after."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._handle: IO[bytes] | None = None
+
+    @classmethod
+    def of(cls, settings: SettingsLike) -> SurfacingJournal | None:
+        """Return the journal of the crawl's JOBDIR, or ``None`` without a JOBDIR."""
+        path = state_path(settings, "surfacing", ".jsonl")
+        return cls(path) if path is not None else None
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """Yield the events an earlier run of this JOBDIR wrote (none for a fresh crawl)."""
+        if not self.path.is_file():
+            return
+        with self.path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                try:
+                    event = orjson.loads(line)
+                except orjson.JSONDecodeError:
+                    logger.warning(
+                        "surfacing journal %s: line %d unreadable, skipped", self.path, number
+                    )
+                    continue
+                if isinstance(event, dict):
+                    yield event
+
+    def append(self, event: dict[str, Any]) -> None:
+        """Write one event and flush it (the OS keeps it if the process is killed)."""
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("ab")
+        self._handle.write(orjson.dumps(event) + b"\n")
+        self._handle.flush()
+
+    def close(self) -> None:
+        """Close the file."""
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None

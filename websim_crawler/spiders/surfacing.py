@@ -1,0 +1,200 @@
+"""The ``deepweb`` spider's side of surfacing: feeds the query planner, journals, counts, reports.
+
+Thin: what to ask and when to stop is ``core.surfacing.QueryPlanner``'s; this class turns the
+spider's result pages into the planner's observations, keeps the JOBDIR journal, and writes the
+stats and the end-of-crawl line.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from lxml import etree
+
+from websim_crawler.core.crawling import ResultRecords
+from websim_crawler.core.surfacing import (
+    ANSWERS_NOTHING,
+    QueryPlanner,
+    SurfacingParams,
+    record_key,
+    record_snippets,
+    result_count,
+)
+from websim_crawler.core.text import detect_language
+from websim_crawler.frontier.surfacing_journal import SurfacingJournal
+
+logger = logging.getLogger(__name__)
+
+
+class Surfacing:
+    """Choose the queries of a deepweb crawl that was given none (``-a queries=auto``)."""
+
+    def __init__(
+        self,
+        params: SurfacingParams,
+        *,
+        max_pages: int,
+        given: Iterable[str] = (),
+        journal: SurfacingJournal | None = None,
+    ) -> None:
+        self.params = params
+        self.max_pages = max_pages
+        self.given = list(given)
+        self.journal = journal
+        self.planner: QueryPlanner | None = None
+
+    @classmethod
+    def of(
+        cls,
+        params: SurfacingParams,
+        settings: Any,
+        *,
+        max_queries: int | None,
+        max_pages: int,
+        given: Iterable[str],
+    ) -> Surfacing:
+        """Build the surfacing of a crawl (``max_queries`` overrides the setting)."""
+        if max_queries is not None:
+            params = dataclasses.replace(params, max_queries=max_queries)
+        return cls(params, max_pages=max_pages, given=given, journal=SurfacingJournal.of(settings))
+
+    def begin(self, page_text: str, form_text: str) -> None:
+        """Start the planner in the site's language, seeded by the given queries, the search
+        form's own words and the start page's; an earlier run of the JOBDIR is replayed."""
+        language = detect_language(page_text or form_text)
+        planner = QueryPlanner(self.params, language=language, max_pages=self.max_pages)
+        for text in (" ".join(self.given), form_text, page_text):
+            planner.seed(text)
+        if self.journal is not None:
+            planner.replay(self.journal.events())
+            if planner.queries:
+                logger.info(
+                    "deepweb surfacing: resumed with %d queries asked, %d records reached",
+                    planner.queries,
+                    planner.records,
+                )
+        self.planner = planner
+        logger.info(
+            "deepweb surfacing: choosing up to %d queries (language %s), %d at a time",
+            self.params.max_queries,
+            language,
+            self.params.concurrent_queries,
+        )
+
+    def next_queries(self) -> list[str]:
+        """Return the queries to submit now: as many as keep ``concurrent_queries`` in flight."""
+        planner = self.planner
+        if planner is None:
+            return []
+        chosen: list[str] = []
+        while len(planner.in_flight()) < self.params.concurrent_queries:
+            query = planner.next_query()
+            if query is None:
+                break
+            self._journal({"event": "chosen", "query": query})
+            chosen.append(query)
+        return chosen
+
+    def result_page(
+        self,
+        query: str,
+        root: etree._Element,
+        url: str,
+        found: ResultRecords,
+        *,
+        has_next: bool,
+    ) -> bool:
+        """Account for a result page; return whether its next page is worth fetching."""
+        assert self.planner is not None
+        snippets = record_snippets(root, url, found.links, self.params.snippet_chars)
+        records = {record_key(link, query): snippets.get(link, "") for link in found.links}
+        count = result_count(root)
+        new = self.planner.add_result_page(query, records, count, has_next=has_next)
+        self._journal(
+            {
+                "event": "page",
+                "query": query,
+                "records": records,
+                "count": {
+                    "matches": count.matches,
+                    "shown_cap": count.shown_cap,
+                    "total": count.database_total,
+                },
+                "has_next": has_next,
+            }
+        )
+        return has_next and self.planner.worth_next_page(query, new, len(records))
+
+    def failed(self, query: str) -> None:
+        """Account for a result page the site answered with an error."""
+        if self.planner is not None:
+            self.planner.add_failure(query)
+            self._journal({"event": "failed", "query": query})
+
+    def finished(self, query: str) -> None:
+        """Mark a query's answer complete."""
+        if self.planner is not None:
+            self.planner.finish(query)
+            self._journal({"event": "finished", "query": query})
+
+    def finish_dangling(self) -> None:
+        """Mark complete every query still waiting (the crawl went idle: nothing more comes)."""
+        if self.planner is not None:
+            for query in self.planner.in_flight():
+                self.finished(query)
+
+    def record_page(self, url: str, query: str, keywords: Mapping[str, Any] | None) -> None:
+        """Add an analysed record page's keywords to its record's terms."""
+        if self.planner is None or not keywords:
+            return
+        key = record_key(url, query)
+        words = [str(word) for word in keywords]
+        self.planner.add_record_terms(key, words)
+        self._journal({"event": "record_terms", "key": key, "words": words})
+
+    def close(self, stats: Any) -> None:
+        """Log the end-of-crawl line and keep the outcome in the stats."""
+        if self.journal is not None:
+            self.journal.close()
+        planner = self.planner
+        if planner is None:
+            return
+        estimate = planner.estimate()
+        values: dict[str, Any] = {
+            "websim/surfacing/queries": planner.queries,
+            "websim/surfacing/result_pages": planner.requests,
+            "websim/surfacing/records": planner.records,
+            "websim/surfacing/estimate": estimate.size,
+            "websim/surfacing/estimate_low": estimate.low,
+            "websim/surfacing/estimate_high": estimate.high,
+            "websim/surfacing/estimate_method": estimate.method,
+            "websim/surfacing/stopped": planner.stopped or "crawl ended",
+            "websim/surfacing/query_log": planner.query_log(),
+            "websim/surfacing/curve": [[point.requests, point.records] for point in planner.curve],
+        }
+        if planner.site_cap is not None:
+            values["websim/surfacing/site_cap"] = planner.site_cap
+        if planner.site_stems is not None:
+            values["websim/surfacing/site_stems"] = planner.site_stems
+        if planner.terms_dropped:
+            values["websim/surfacing/terms_dropped"] = planner.terms_dropped
+        if planner.stopped == ANSWERS_NOTHING:
+            values["websim/surfacing/answers_nothing"] = 1
+        for key, value in values.items():
+            stats.set_value(key, value)
+        if planner.stopped == ANSWERS_NOTHING:
+            logger.error(
+                "deepweb surfacing: the search answered nothing to its first %d queries (errors "
+                "or empty result pages); give queries with -a queries=... if the site needs "
+                "particular words",
+                planner.queries,
+            )
+        else:
+            logger.info("deepweb surfacing: %s", planner.summary())
+
+    def _journal(self, event: dict[str, Any]) -> None:
+        if self.journal is not None:
+            self.journal.append(event)
