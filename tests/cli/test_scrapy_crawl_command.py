@@ -28,7 +28,9 @@ SITE = Path(__file__).resolve().parents[1] / "support" / "site"
         ),
         (
             {"finish_reason": "no_search_form", "item_scraped_count": 0},
-            "the start page has no search form (finish reason no_search_form)",
+            "no search form on the start page, in its OpenSearch description or on the pages "
+            "near it "
+            "(finish reason no_search_form)",
         ),
         (
             {
@@ -106,7 +108,11 @@ def test_a_site_without_a_search_form_is_exit_1(static_site: str, tmp_path: Path
     assert (
         finished.stderr.strip()
         .splitlines()[-1]
-        .endswith("the start page has no search form (finish reason no_search_form)")
+        .endswith(
+            "no search form on the start page, in its OpenSearch description or on the pages "
+            "near it "
+            "(finish reason no_search_form)"
+        )
     )
 
 

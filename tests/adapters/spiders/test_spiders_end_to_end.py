@@ -129,7 +129,14 @@ def test_site_spider_crawls_by_links_within_the_depth_limit(
 
 
 def test_bad_arguments_end_the_crawl_with_one_clear_line(tmp_path: Path) -> None:
-    finished = crawl("deepweb", tmp_path / "pages.jsonl", "-a", "start_url=http://127.0.0.1:9/")
+    finished = crawl(
+        "deepweb",
+        tmp_path / "pages.jsonl",
+        "-a",
+        "start_url=http://127.0.0.1:9/",
+        "-a",
+        "queries=,",
+    )
     assert finished.returncode == 1
     assert "ConfigError: deepweb: no queries given: use -a queries=Q1,Q2" in finished.stderr
     assert "Traceback" not in finished.stderr

@@ -98,7 +98,6 @@ def split(
         ({"queries": "tea"}, "-a start_url=URL is required"),
         ({"start_url": "ftp://x.org/", "queries": "tea"}, "absolute http"),
         ({"start_url": "not a url", "queries": "tea"}, "absolute http"),
-        ({"start_url": ROOT}, "no queries given"),
         ({"start_url": ROOT, "queries": " , ,"}, "no queries given"),
         ({"start_url": ROOT, "queries": "tea", "max_pages": "0"}, "between 1 and"),
         ({"start_url": ROOT, "queries": "tea", "max_pages": "two"}, "whole number"),
@@ -178,12 +177,17 @@ def test_post_search_form_sends_the_query_in_the_body() -> None:
     assert request.headers[b"Content-Type"] == b"application/x-www-form-urlencoded"
 
 
-def test_start_page_without_search_form_closes_the_spider() -> None:
+def test_start_page_without_search_form_looks_nearby_then_closes_the_spider() -> None:
     spider = make_spider(DeepWebSpider, start_url=ROOT + "noform.html", queries="tea")
+    looked_at = list(spider.parse_start(response_for("noform.html")))
     with pytest.raises(CloseSpider) as closed:
-        list(spider.parse_start(response_for("noform.html")))
+        while True:  # each place turns out to have no form: the next one is looked at
+            looked_at.extend(spider.next_entrance(ROOT + "noform.html"))
     assert closed.value.reason == "no_search_form"
     assert spider.crawler.stats.get_value("websim/crawl/no_search_form") == 1
+    assert looked_at and len(looked_at) <= spider.surfacing_params.entrance_pages
+    assert all(request.url.startswith(ROOT.rstrip("/").rsplit("/", 1)[0]) for request in looked_at)
+    assert looked_at[-1].url.endswith("/websim-no-such-page-404")
 
 
 def test_query_template_skips_the_form() -> None:
