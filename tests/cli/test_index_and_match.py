@@ -153,3 +153,39 @@ def test_a_screenshot_beside_a_page_is_indexed_and_an_oversized_page_is_left_out
     index = ReferenceIndex.load(tmp_path / "refs.idx")
     assert index.urls == [(folder / "help.html").resolve().as_uri()]
     assert index.reference(0).signature is not None
+
+
+@pytest.mark.parametrize("question", ["same-site", "same-template"])
+def test_match_and_compare_agree_on_a_pair(references: Path, question: str) -> None:
+    # A copy of a reference without its one absolute link, against a reference without it
+    # too: same-site judges the pair by layout and text (no links on either side), so the index
+    # must find it by them; same-template by the class names both use, kept in the index.
+    twin = (SITE / "results.html").read_bytes().replace(b"https://elsewhere.example.org/", b"/x")
+    (references / "twin").mkdir()
+    (references / "twin" / "results.html").write_bytes(twin)
+    assert websim("index", "twin", "-o", "refs.idx", "--add", cwd=references).returncode == 0
+    (references / "query.html").write_bytes(twin)
+    finished = websim(
+        "match",
+        "query.html",
+        "--index",
+        "refs.idx",
+        "--question",
+        question,
+        "--top",
+        "6",
+        cwd=references,
+    )
+    [line] = match_lines(finished.stdout)
+    [best] = [match for match in line["matches"] if match["url"].endswith("/twin/results.html")]
+    compared = websim(
+        "compare", "query.html", "twin/results.html", "--question", question, cwd=references
+    )
+    report = json.loads(compared.stdout)
+    assert best["verdict"] == report["verdict"] == "similar"
+    assert finished.returncode == compared.returncode == 0
+    assert best["decided_by"] == report["decided_by"]
+    assert best["stages"] == {
+        stage["stage"]: None if stage["score"] is None else round(stage["score"], 6)
+        for stage in report["stages"]
+    }

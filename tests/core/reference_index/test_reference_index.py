@@ -17,7 +17,7 @@ from support.imitations import imitate
 from websim_crawler.core.reference_index import MatchParams, ReferenceIndex
 from websim_crawler.core.reference_index import links as links_module
 from websim_crawler.core.reference_index.links import LinkPostings
-from websim_crawler.core.similarity.comparison import PageFeatures, page_features
+from websim_crawler.core.similarity.comparison import PageFeatures, compare_pages, page_features
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.errors import ConfigError, InputFormatError
 
@@ -249,3 +249,60 @@ def test_link_postings_read_at_most_their_bound(monkeypatch: pytest.MonkeyPatch)
     # one is left out, not the rare one.
     assert postings.capped_queries == 1
     assert shared.tolist() == [2, 2, 2, 3, 2, 2, 2, 2, 2, 2]
+
+
+def _without_absolute_links(html: bytes) -> bytes:
+    return html.replace(b'href="https://elsewhere.example.org/"', b'href="/elsewhere"')
+
+
+def _site_features(name: str, html: bytes | None = None) -> PageFeatures:
+    # A saved file that states no URL: its relative links are unknown (compared absolute only).
+    html = (SITE / name).read_bytes() if html is None else html
+    return page_features(html, url=f"file:///saved/{name}")
+
+
+def test_a_page_without_links_gets_same_site_candidates_by_layout_and_text() -> None:
+    # Identical pages without absolute links: compare_pages judges them by the stages that have
+    # data (layout, text), so the index must find the reference by those stages too.
+    names = ("about.html", "help.html", "index.html", "results.html", "post.html")
+    index = ReferenceIndex()
+    for name in names:
+        assert index.add(_site_features(name)) is None
+    twin = _without_absolute_links((SITE / "help.html").read_bytes())
+    index.add(_site_features("twin/help.html", twin))
+    query = _site_features("query.html", twin)
+    assert not query.links
+    params = index.asked("same-site")
+    expected = compare_pages(query, _site_features("twin/help.html", twin), None, params)
+    assert expected.verdict == "similar"
+    [best] = index.query(query, question="same-site")
+    assert best.url == "file:///saved/twin/help.html"
+    assert best.verdict == expected.verdict
+    assert best.decided_by == expected.decided_by
+    assert best.stages == {result.stage: result.score for result in expected.stages}
+
+
+@pytest.mark.parametrize("question", ["same-site", "same-template", "looks-alike", "same-content"])
+def test_the_index_answers_every_pair_as_compare_pages(question: str) -> None:
+    # Every reference asked (candidates, top and margin wide open) scores and judges each pair
+    # as compare_pages does on the pages' own features: the stored form loses nothing a
+    # question reads (same-template's class names among them).
+    names = ("about.html", "help.html", "index.html", "results.html", "results-2.html")
+    pages = {name: _site_features(name) for name in names}
+    index = ReferenceIndex(match=MatchParams(candidates=100, margin=1.0))
+    for page in pages.values():
+        assert index.add(page) is None
+    params = index.asked(question)
+    for query_name in ("results-3.html", "help.html"):
+        query = _site_features(query_name)
+        matches = index.query(query, question=question, top=len(names))
+        assert len(matches) == len(names)
+        for match in matches:
+            reference = _site_features(match.url.removeprefix("file:///saved/"))
+            report = compare_pages(query, reference, None, params)
+            assert (match.score, match.verdict, match.decided_by) == (
+                report.combined_score,
+                report.verdict,
+                report.decided_by,
+            ), (query_name, match.url)
+            assert match.stages == {result.stage: result.score for result in report.stages}

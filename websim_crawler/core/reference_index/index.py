@@ -64,7 +64,8 @@ def _package_version() -> str:
 
 __version__ = _package_version()
 # The index file's layout; a file of another format is refused (rebuild it with websim index).
-INDEX_FORMAT = 2  # 2: links in postings, no links sketch
+# 2: links in postings, no links sketch; 3: class names kept for every layout measure
+INDEX_FORMAT = 3
 # Settings the stored features depend on: a query built with other values would be compared
 # unlike with like, so an index built with other values is refused.
 FEATURE_SETTINGS = {
@@ -74,13 +75,14 @@ FEATURE_SETTINGS = {
     "degrading_factor": "WEBSIM_SIMILARITY_DEGRADING_FACTOR",
     "signature_colours": "WEBSIM_SIMILARITY_SIGNATURE_COLOURS",
 }
-# What each layout measure reads of a page's document; the rest is left out of the index.
+# What each layout measure reads of a page's document, and the class names (same-template
+# judges a pair by those both pages use); the rest is left out of the index.
 _DOCUMENT_PARTS = {
-    "template": ("vertices",),
-    "tag": ("vertices",),
-    "indel": ("labels",),
-    "difflib": ("labels",),
-    "pq_gram": ("pq_grams",),
+    "template": ("vertices", "classes"),
+    "tag": ("vertices", "classes"),
+    "indel": ("labels", "classes"),
+    "difflib": ("labels", "classes"),
+    "pq_gram": ("pq_grams", "classes"),
     "joint": ("labels", "classes"),
 }
 # A stored reference decompresses to at most this many bytes (a damaged or hostile file).
@@ -128,6 +130,14 @@ def _match_of(report: ComparisonReport, url: str) -> Match:
         report.decided_by,
         {result.stage: result.score for result in report.stages},
     )
+
+
+def _ranked_score(report: ComparisonReport) -> float:
+    """Return the report's combined score, or the mean score of its judged stages without one."""
+    if report.combined_score is not None:
+        return report.combined_score
+    judged = [result.score for result in report.stages if result.score is not None]
+    return sum(judged) / len(judged) if judged else 0.0
 
 
 def _feature_settings(params: SimilarityParams) -> dict[str, Any]:
@@ -356,13 +366,18 @@ class ReferenceIndex:
             return []
         weights = self._ranking_weights(params)
         query = stage_sketches(page)
+        query_links = link_hashes(page)
+        has_data = np.append(np.abs(query).sum(axis=1) > 0, len(query_links) > 0)
+        # As ``compare_pages`` judges a pair with no data in any weighted stage by the stages
+        # that have data, a page with none in the weighted stages (no links, for same-site)
+        # takes candidates from every stage it has data in.
+        searched = (weights > 0) & has_data if ((weights > 0) & has_data).any() else has_data
         found: set[int] = set()
         for position, stage in enumerate(SKETCHED_STAGES):
-            if weights[position] > 0 and query[position].any():
+            if searched[position]:
                 found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS).tolist())
-        # The links' postings are read only for a question that weighs them.
-        query_links = link_hashes(page) if weights[-1] > 0 else np.zeros(0, np.uint64)
-        shared = self._links.shared(query_links) if len(query_links) else None
+        # The links' postings are read only when the links are searched.
+        shared = self._links.shared(query_links) if searched[-1] else None
         if shared is not None:
             sharing = np.flatnonzero(shared)
             best = np.argsort(-self._links.jaccards(query_links, shared, sharing), kind="stable")
@@ -370,23 +385,38 @@ class ReferenceIndex:
         if not found:
             return []
         ids = np.fromiter(found, dtype=np.int64, count=len(found))
-        sketches = self._sketches[ids].astype(np.float32)  # (candidates, stages, dimensions)
-        scores = np.zeros((len(ids), len(RANKING_STAGES)))
-        present = np.zeros((len(ids), len(RANKING_STAGES)), dtype=bool)
-        scores[:, :-1] = np.einsum("csd,sd->cs", sketches, query)
-        present[:, :-1] = (np.abs(sketches).sum(axis=2) > 0) & (np.abs(query).sum(axis=1) > 0)
-        if shared is not None:
-            scores[:, -1] = self._links.jaccards(query_links, shared, ids)
-            present[:, -1] = self._links.counts[ids] > 0
-        weighted = present * weights
-        totals = weighted.sum(axis=1)
-        ranking = np.divide(
-            (weighted * scores).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
-        )
+        ranking = self._ranking_scores(ids, query, query_links, shared, weights)
         order = np.lexsort((ids, -ranking))[: self.match.candidates]
         close = ranking[order] >= ranking[order[0]] - self.match.margin
         close[: top or self.match.top] = True
         return [int(number) for number in ids[order[close]]]
+
+    def _ranking_scores(
+        self,
+        ids: NDArray[np.int64],
+        query: NDArray[np.float32],
+        query_links: NDArray[np.uint64],
+        shared: NDArray[np.int64] | None,
+        weights: NDArray[np.float64],
+    ) -> NDArray[np.float64]:
+        """Return each candidate's ranking score, weighed as ``compare_pages`` weighs the exact
+        scores: a stage counts when either page has data in it (scoring 0 when one has none),
+        and a pair with no data in any weighted stage is ranked by the stages it has data in."""
+        sketches = self._sketches[ids].astype(np.float32)  # (candidates, stages, dimensions)
+        scores = np.zeros((len(ids), len(RANKING_STAGES)))
+        present = np.zeros((len(ids), len(RANKING_STAGES)), dtype=bool)
+        scores[:, :-1] = np.einsum("csd,sd->cs", sketches, query)
+        present[:, :-1] = (np.abs(sketches).sum(axis=2) > 0) | (np.abs(query).sum(axis=1) > 0)
+        if shared is not None:
+            scores[:, -1] = self._links.jaccards(query_links, shared, ids)
+        present[:, -1] = (self._links.counts[ids] > 0) | (len(query_links) > 0)
+        weighted = present * weights
+        unweighted = ~weighted.any(axis=1)
+        weighted[unweighted] = present[unweighted]
+        totals = weighted.sum(axis=1)
+        return np.divide(
+            (weighted * scores).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
+        )
 
     @staticmethod
     def _ranking_weights(params: SimilarityParams) -> NDArray[np.float64]:
@@ -416,14 +446,16 @@ class ReferenceIndex:
         params: SimilarityParams,
         top: int | None = None,
     ) -> list[Match]:
-        """Compare the page with the given references by the exact stages; best first."""
-        scored: list[tuple[float, int, Match]] = []
+        """Compare the page with the given references by the exact stages; best first: similar
+        before the rest, then by combined score (a pair judged by the stages that have data,
+        without one, by the mean of their scores)."""
+        scored: list[tuple[bool, float, int, Match]] = []
         for number in numbers:
             report = compare_pages(page, self.reference(number), params.pairs_mode, params)
             match = _match_of(report, self.urls[number])
-            scored.append((-(report.combined_score or 0.0), number, match))
-        scored.sort(key=lambda entry: entry[:2])
-        return [match for _score, _number, match in scored[: top or self.match.top]]
+            scored.append((report.verdict != "similar", -_ranked_score(report), number, match))
+        scored.sort(key=lambda entry: entry[:3])
+        return [entry[-1] for entry in scored[: top or self.match.top]]
 
     # Files
 
