@@ -115,7 +115,9 @@ class DeepWebSpider(WebsimSpider):
             if given is not None or queries_file is not None
             else []
         )
-        # Surfacing: no queries given, or queries=auto (a queries_file then seeds it).
+        # Surfacing: no queries given, or queries=auto (a queries_file then seeds it); a Redis
+        # worker given no queries takes them from Redis instead (see configure).
+        self.asks_auto = auto
         self.surfaces = auto or (queries is None and queries_file is None)
         self.max_queries = (
             parse_count(self.name, "max_queries", max_queries, maximum=_MAX_QUERIES_LIMIT)
@@ -154,6 +156,8 @@ class DeepWebSpider(WebsimSpider):
     def configure(self) -> None:
         """Take ``max_pages`` from ``WEBSIM_MAX_RESULT_PAGES`` unless ``-a max_pages`` was given."""
         self.max_pages = self.max_pages_argument or self.params.max_result_pages
+        if self.seeded and not self.asks_auto:
+            self.surfaces = False  # a worker: its queries come from 'websim seed deepweb'
         if self.surfaces:
             if self.seeded:
                 raise ConfigError(
