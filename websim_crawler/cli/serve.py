@@ -33,12 +33,13 @@ def register(subparsers: Any) -> None:
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
-    """Return a socket bound to ``host:port`` (port 0: a free one), ready for the server."""
+    """Return a socket listening on ``host:port`` (port 0: a free one), for the server."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host.strip("[]"), port))
+        sock.listen(2048)  # connections wait in the backlog until the server takes them
     except OSError as exc:
         sock.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from exc
