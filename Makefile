@@ -28,7 +28,7 @@ $(BASE_STAMP): pyproject.toml | $(BIN)/python
 	touch $(BASE_STAMP)
 
 $(STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[render,distributed,warc,test,bench,gallery]"
+	$(BIN)/python -m pip install --quiet -e ".[render,distributed,warc,serve,test,bench,gallery]"
 	touch $(STAMP) $(BASE_STAMP)
 
 # pywb (the WARC replay the archive tests replay a crawl in) pins redis==2.10.6, which the

@@ -17,6 +17,10 @@ _EXTRA_OF_MODULE = {
     "redis": "distributed",
     "dask": "distributed",
     "distributed": "distributed",
+    "starlette": "serve",
+    "uvicorn": "serve",
+    "multipart": "serve",
+    "python_multipart": "serve",
 }
 
 

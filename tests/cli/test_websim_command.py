@@ -43,7 +43,7 @@ from websim_crawler.pipelines.similarity import SimilarityPipeline
 REPO = Path(__file__).resolve().parents[2]
 PAGES = Path(__file__).resolve().parents[1] / "support" / "pages_site"
 COMMANDS = ("extract", "cluster", "compare", "similar", "neardup", "seed", "demo")
-INDEX_COMMANDS = ("index", "match")  # tested in test_index_and_match.py
+INDEX_COMMANDS = ("index", "match", "serve")  # tested in test_index_and_match.py, tests/service
 
 
 def page_html(topic: str, number: int) -> str:

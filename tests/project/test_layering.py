@@ -60,6 +60,7 @@ ROOMS = (
     "archive",  # the WARC writer: a downloader middleware, the spiders pass it -a warc
     "addon",  # all the wiring: the components above, put in a crawl
     "demo",
+    "service",  # the match service: the index answering over HTTP (an ASGI app)
     "settings",
     "commands",
     "cli",

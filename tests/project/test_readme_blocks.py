@@ -18,6 +18,7 @@ import re
 import shlex
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -336,7 +337,12 @@ def test_the_compare_block_runs(
 
 def test_the_reference_index_block_runs(sites: dict[str, str], tmp_path: Path) -> None:
     lines = commands(block("websim index protected/"))
-    assert [line.split()[:2] for line in lines] == [["websim", "index"], ["websim", "match"]]
+    assert [line.split()[:2] for line in lines] == [
+        ["websim", "index"],
+        ["websim", "match"],
+        ["websim", "serve"],
+    ]
+    lines, serve = lines[:2], lines[2]
     (tmp_path / "protected").mkdir()
     for number in (2, 3, 4):
         page = urllib_get(f"{sites['demo']}record/{number}")
@@ -351,6 +357,25 @@ def test_the_reference_index_block_runs(sites: dict[str, str], tmp_path: Path) -
     matched = json.loads(finished.stdout.splitlines()[0])
     assert matched["matches"][0]["url"].endswith("protected/record-3.html")
     assert matched["matches"][0]["verdict"] == "similar"
+    check_flags_in_help(serve, tmp_path)
+    server = subprocess.Popen(
+        [*argv(required_part(serve)), "--port", "0"],
+        cwd=tmp_path,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:  # the banner is printed once it listens: "websim serve: refs.idx on http://.../ (...)"
+        assert server.stderr is not None
+        base = server.stderr.readline().split(" on ", 1)[1].split("/ ", 1)[0]
+        suspicious = (tmp_path / "suspicious.html").resolve()
+        sent = urllib.request.Request(
+            f"{base}/match?url={suspicious.as_uri()}", data=suspicious.read_bytes()
+        )
+        with urllib.request.urlopen(sent, timeout=120) as answer:
+            assert json.loads(answer.read()) == matched
+    finally:
+        server.terminate()
+        server.wait(60)
 
 
 def test_the_neardup_block_runs(demo_run: tuple[Path, str], tmp_path: Path) -> None:

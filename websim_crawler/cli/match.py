@@ -23,10 +23,14 @@ from websim_crawler.cli._settings import (
     command_config,
 )
 from websim_crawler.core.io import atomic_write_text, check_output_path
-from websim_crawler.core.reference_index import MAX_POSTINGS_READ, ReferenceIndex
-from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
-from websim_crawler.core.similarity.portable import features_from_dict
-from websim_crawler.errors import ConfigError, InputFormatError
+from websim_crawler.core.reference_index import (
+    MAX_POSTINGS_READ,
+    ReferenceIndex,
+    has_similar,
+    match_line,
+    prepared_page,
+)
+from websim_crawler.errors import ConfigError, PageError
 
 
 def register(subparsers: Any) -> None:
@@ -55,25 +59,13 @@ class _Matcher:
         self.similar = 0
 
     def add(self, record: Any) -> str | None:
-        reason = record.get(SIMILARITY_SKIP)
-        ready = record.get(SIMILARITY_FEATURES)
-        if isinstance(reason, str) or ready is None:
-            self.errors.append(f"{record.get('url')}: {reason or 'no features'}")
-            return str(reason)
         try:
-            page = features_from_dict(ready)
-        except InputFormatError as exc:
-            self.errors.append(f"{record.get('url')}: {exc}")
-            return "bad_features"
-        matches = self.index.query(page)
-        self.similar += any(match.verdict == "similar" for match in matches)
-        line: dict[str, Any] = {
-            "url": page.url,
-            "question": self.index.asked(None).question,
-            "matches": [match.to_dict() for match in matches],
-        }
-        if page.problems:
-            line["problems"] = page.problems
+            page = prepared_page(record)
+        except PageError as exc:
+            self.errors.append(str(exc))
+            return exc.reason
+        line = match_line(self.index, page)
+        self.similar += has_similar(line)
         self.lines.append(orjson.dumps(line).decode())
         return None
 

@@ -6,6 +6,7 @@ from .distributed import DistributedParams, RedisKeys
 from .pool import PoolParams
 from .reliability import ReliabilityParams
 from .render import RenderParams
+from .service import ServiceParams, is_loopback
 from .websim import (
     InputParams,
     ItemFieldParams,
@@ -26,9 +27,11 @@ __all__ = [
     "RedisKeys",
     "ReliabilityParams",
     "RenderParams",
+    "ServiceParams",
     "WebsimConfig",
     "check_setting_names",
     "declared_setting_fields",
+    "is_loopback",
     "setting_names",
     "websim_config",
 ]

@@ -21,6 +21,7 @@ from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.config.pool import PoolParams
 from websim_crawler.config.reliability import ReliabilityParams
 from websim_crawler.config.render import RenderParams
+from websim_crawler.config.service import ServiceParams
 from websim_crawler.core.clustering.params import ClusteringParams
 from websim_crawler.core.neardup.params import NeardupParams
 from websim_crawler.core.page import AnalysisParams
@@ -108,6 +109,7 @@ class WebsimConfig:
     matching: MatchParams = field(default_factory=MatchParams)
     distributed: DistributedParams = field(default_factory=DistributedParams)
     pool: PoolParams = field(default_factory=PoolParams)
+    service: ServiceParams = field(default_factory=ServiceParams)
 
     @classmethod
     def from_settings(cls, settings: SettingsLike) -> WebsimConfig:

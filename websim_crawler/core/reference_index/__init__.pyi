@@ -1,7 +1,18 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
+from .answers import MatchLine, has_similar, match_line, prepared_page
 from .index import INDEX_FORMAT, Match, ReferenceIndex
 from .links import MAX_POSTINGS_READ
 from .params import MatchParams
 
-__all__ = ["INDEX_FORMAT", "MAX_POSTINGS_READ", "Match", "MatchParams", "ReferenceIndex"]
+__all__ = [
+    "INDEX_FORMAT",
+    "MAX_POSTINGS_READ",
+    "Match",
+    "MatchLine",
+    "MatchParams",
+    "ReferenceIndex",
+    "has_similar",
+    "match_line",
+    "prepared_page",
+]
