@@ -31,6 +31,8 @@ FAILED_FINISH_REASONS = {
     "no_search_form": (
         "no search form on the start page, in its OpenSearch description or on the pages near it"
     ),
+    "unfillable_input": "the search form requires an input the crawl cannot fill (the error above "
+    "names it)",
     FEED_WRITE_FAILED: "a feed could not be written and the crawl was stopped (the error above "
     "names the feed)",
     WARC_WRITE_FAILED: "the WARC files could not be written and the crawl was stopped (the error "

@@ -87,11 +87,10 @@ STATS: tuple[StatDoc, ...] = (
             "websim/crawl/search_form/get",
             "websim/crawl/search_form/post",
             "websim/crawl/search_form/skipped/<reason>",
+            "websim/crawl/search_form/unfillable_input",
         ),
-        (
-            "the search form found; forms skipped (`<reason>`): `not_http`, an action not"
-            " http(s); `offsite`, another scheme, host or port"
-        ),
+        "the search form found; forms skipped (`<reason>`): `not_http`, an action not http(s); "
+        "`offsite`, another scheme, host or port; a form requiring a CAPTCHA or log-in (exit 1)",
     ),
     StatDoc(
         "surfacing",

@@ -40,20 +40,17 @@ from websim_crawler.core.crawling import (
     find_records,
     find_search_form,
     next_page,
-    rank_search_forms,
     site_template_links,
 )
 from websim_crawler.core.html import outgoing_links, visible_text
 from websim_crawler.core.surfacing import (
-    entrance_pages,
-    opensearch_links,
-    opensearch_template,
+    FormInput,
+    search_form_inputs,
 )
 from websim_crawler.core.urls import is_http_url, origin_of
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.middlewares.retry_after import failure_message
-from websim_crawler.spiders._base import WebsimSpider
 from websim_crawler.spiders.args import (
     parse_count,
     parse_flag,
@@ -61,6 +58,7 @@ from websim_crawler.spiders.args import (
     parse_queries,
     parse_query_template,
 )
+from websim_crawler.spiders.entrance import SearchEntrance
 from websim_crawler.spiders.surfacing import Surfacing
 
 logger = logging.getLogger(__name__)
@@ -68,7 +66,6 @@ logger = logging.getLogger(__name__)
 _MAX_PAGES_LIMIT = 10_000
 _MAX_QUERIES_LIMIT = 100_000
 _AUTO = "auto"  # -a queries=auto: the crawl chooses its queries
-_ENTRANCE_META = "websim_entrance"  # how a page fetched to find the way in was found
 
 
 # The words a search form shows its user: labels, placeholders, option texts, button texts.
@@ -78,7 +75,7 @@ _FORM_WORDS = (
 )
 
 
-class DeepWebSpider(WebsimSpider):
+class DeepWebSpider(SearchEntrance):
     """Submit each query to the site's search form; yield result pages and (follow=1) records."""
 
     name = "deepweb"
@@ -125,7 +122,6 @@ class DeepWebSpider(WebsimSpider):
             else None
         )
         self.surfacing: Surfacing | None = None
-        self.entrance_queue: list[tuple[str, str]] = []  # (how, url) still to look at
         self.start_text = ""  # the start page's visible text: the first query terms
         self.max_pages_argument = (
             parse_count(self.name, "max_pages", max_pages, maximum=_MAX_PAGES_LIMIT)
@@ -139,6 +135,7 @@ class DeepWebSpider(WebsimSpider):
             SearchTarget.of_template(self.query_template) if self.query_template else SearchTarget()
         )
         self.search_form: tuple[SearchForm, Any] | None = None  # the form and its selector
+        self.form_defaults: dict[str, str] = {}  # fields every submission sends as they are
         self.result_lists = ResultListMemory()  # chrome and data-region places of result pages
         self.diagnosis = CrawlDiagnosis()
         own = [url for url in (self.start_url, self.query_template) if url]
@@ -215,68 +212,7 @@ class DeepWebSpider(WebsimSpider):
         if form is not None:
             yield from self.use_form(form, response, "the start page")
             return
-        self.entrance_queue = [("opensearch", url) for url in opensearch_links(root, response.url)]
-        budget = self.surfacing_params.entrance_pages
-        self.entrance_queue += [("page", url) for url in entrance_pages(root, response.url, budget)]
-        yield from self.next_entrance(response.url)
-
-    def next_entrance(self, start_url: str) -> Iterator[scrapy.Request]:
-        """Look at the next place the way in may be, or stop when none is left."""
-        while self.entrance_queue:
-            how, url = self.entrance_queue.pop(0)
-            if self.site_origins and origin_of(url) not in self.site_origins:
-                continue
-            self.count(f"websim/crawl/entrance/tried/{how}")
-            yield scrapy.Request(
-                url,
-                callback=self.parse_entrance,
-                errback=self.entrance_failed,
-                meta=self.request_meta(
-                    {_ENTRANCE_META: how, "handle_httpstatus_list": [404, 410]}, kind="start"
-                ),
-                dont_filter=True,
-            )
-            return
-        self.count("websim/crawl/no_search_form")
-        logger.error(
-            "deepweb: no search form (a form with a text box) on %s, in an OpenSearch "
-            "description or on the pages it links to as search or about; give the result URL "
-            "pattern with -a query_template=https://site/search?q={query}, or crawl the "
-            "site by its links with 'scrapy crawl site'",
-            start_url,
-        )
-        raise CloseSpider("no_search_form")
-
-    def parse_entrance(self, response: Response) -> Iterator[scrapy.Request]:
-        """Take the way in from an OpenSearch description or a nearby page's search form."""
-        how = response.meta[_ENTRANCE_META]
-        if how == "opensearch":
-            template = opensearch_template(response.body, response.url)
-            if template is not None and origin_of(template) in self.site_origins:
-                logger.info(
-                    "deepweb: no search form on the start page; the OpenSearch description "
-                    "%s gives the result URL %s",
-                    response.url,
-                    template,
-                )
-                self.count("websim/crawl/entrance/opensearch")
-                self.query_template = template
-                self.search = SearchTarget.of_template(template)
-                yield from self.begin_queries("")
-                return
-        else:
-            root = self.html_root(response)
-            form = self.usable_search_form(root, response.url) if root is not None else None
-            if form is not None:
-                self.count("websim/crawl/entrance/nearby_form")
-                yield from self.use_form(form, response, f"{response.url}, one link away")
-                return
-        yield from self.next_entrance(self.start_url or response.url)
-
-    def entrance_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
-        """Errback of a page looked at for the way in: go on to the next place."""
-        self.count_failure(failure)
-        yield from self.next_entrance(self.start_url or "")
+        yield from self.look_for_entrance(root, response.url)
 
     def use_form(self, form: SearchForm, response: Response, where: str) -> Iterator[Any]:
         """Submit the queries (given or chosen) to the search form found on ``response``."""
@@ -294,14 +230,32 @@ class DeepWebSpider(WebsimSpider):
         )
         selector = response.xpath("//form")[form.form_number]
         self.search_form = (form, selector)
-        yield from self.begin_queries(" ".join(selector.xpath(_FORM_WORDS).getall()))
+        inputs, fixed, blocking = search_form_inputs(selector.root, form.query_field)
+        # A radio group sends its checked value as it is, an empty one too (form2request would
+        # send "on"); a required typed input sends a value of its type.
+        self.form_defaults = {one.name: one.default for one in inputs if one.kind == "radio"}
+        self.form_defaults.update(fixed)
+        if blocking is not None:
+            self.count("websim/crawl/search_form/unfillable_input")
+            logger.error(
+                "deepweb: the search form on %s requires input %r, which the crawl cannot fill "
+                "(a CAPTCHA or a login?): nothing can be searched",
+                response.url,
+                blocking,
+            )
+            raise CloseSpider("unfillable_input")
+        yield from self.begin_queries(
+            " ".join(selector.xpath(_FORM_WORDS).getall()), (inputs, fixed, form.query_field)
+        )
 
-    def begin_queries(self, form_text: str) -> Iterator[scrapy.Request]:
+    def begin_queries(
+        self, form_text: str, form: tuple[list[FormInput], dict[str, str], str] | None = None
+    ) -> Iterator[scrapy.Request]:
         """Submit the given queries, or start surfacing with the first it chooses."""
         if self.surfacing is None:
             yield from self.query_requests(self.queries)
             return
-        self.surfacing.begin(self.start_text, form_text)
+        self.surfacing.begin(self.start_text, form_text, form)
         yield from self.query_requests(self.surfacing.next_queries())
 
     def query_requests(self, queries: Iterable[str]) -> Iterator[scrapy.Request]:
@@ -310,26 +264,6 @@ class DeepWebSpider(WebsimSpider):
             yield from self.template_requests(queries)
         else:
             yield from self.form_requests(queries)
-
-    def usable_search_form(self, root: Any, url: str) -> SearchForm | None:
-        """Return the best search form that submits to the crawl's own site over http(s); the
-        others are skipped and counted (``javascript:`` actions, another scheme, host or port)."""
-        for form in rank_search_forms(root, url):
-            if not is_http_url(form.action):
-                reason = "not_http"
-            elif self.site_origins and origin_of(form.action) not in self.site_origins:
-                reason = "offsite"
-            else:
-                return form
-            self.count(f"websim/crawl/search_form/skipped/{reason}")
-            logger.warning(
-                "deepweb: search form #%d on %s skipped (%s): its action is %s",
-                form.form_number,
-                url,
-                reason,
-                form.action[:200],
-            )
-        return None
 
     def seed_requests(self, seed: Mapping[str, Any]) -> Iterator[scrapy.Request]:
         """Turn a query seeded in Redis (``{"query": ...}``) into its first result page request."""
@@ -343,7 +277,9 @@ class DeepWebSpider(WebsimSpider):
         assert self.search_form is not None, "the start page is parsed before any query"
         form, selector = self.search_form
         for query in queries:
-            submission = form2request(selector, {form.query_field: query})
+            fields = self.surfacing.fields(query) if self.surfacing is not None else None
+            data = {**self.form_defaults, **(fields or {form.query_field: query})}
+            submission = form2request(selector, data)
             yield submission.to_scrapy(
                 callback=self.parse_results,
                 errback=self.results_failed,

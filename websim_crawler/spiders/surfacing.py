@@ -17,7 +17,10 @@ from lxml import etree
 from websim_crawler.core.crawling import ResultRecords
 from websim_crawler.core.surfacing import (
     ANSWERS_NOTHING,
+    FormInput,
+    FormPlan,
     QueryPlanner,
+    ResultCount,
     SurfacingParams,
     record_key,
     record_snippets,
@@ -45,6 +48,9 @@ class Surfacing:
         self.given = list(given)
         self.journal = journal
         self.planner: QueryPlanner | None = None
+        self.form_plan: FormPlan | None = None
+        self.query_field = ""
+        self._verdicts_logged = False
 
     @classmethod
     def of(
@@ -61,15 +67,28 @@ class Surfacing:
             params = dataclasses.replace(params, max_queries=max_queries)
         return cls(params, max_pages=max_pages, given=given, journal=SurfacingJournal.of(settings))
 
-    def begin(self, page_text: str, form_text: str) -> None:
+    def begin(
+        self,
+        page_text: str,
+        form_text: str,
+        form: tuple[list[FormInput], dict[str, str], str] | None = None,
+    ) -> None:
         """Start the planner in the site's language, seeded by the given queries, the search
-        form's own words and the start page's; an earlier run of the JOBDIR is replayed."""
+        form's own words and the start page's; with the form's other inputs (``form``: its
+        inputs, the fixed values of its required typed inputs, its query field), probe its
+        selects, radios and checkboxes first. An earlier run of the JOBDIR is replayed."""
         language = detect_language(page_text or form_text)
         planner = QueryPlanner(self.params, language=language, max_pages=self.max_pages)
         for text in (" ".join(self.given), form_text, page_text):
             planner.seed(text)
+        if form is not None:
+            inputs, fixed, self.query_field = form
+            plan = FormPlan(inputs, fixed, self.query_field, self.params.max_input_values)
+            self.form_plan = plan if plan.inputs else None
         if self.journal is not None:
-            planner.replay(self.journal.events())
+            events = list(self.journal.events())
+            planner.replay(events)
+            self._replay_form_plan(events)
             if planner.queries:
                 logger.info(
                     "deepweb surfacing: resumed with %d queries asked, %d records reached",
@@ -85,18 +104,64 @@ class Surfacing:
         )
 
     def next_queries(self) -> list[str]:
-        """Return the queries to submit now: as many as keep ``concurrent_queries`` in flight."""
+        """Return the queries to submit now: as many as keep ``concurrent_queries`` in flight.
+
+        The form's other inputs are probed and used first (``form_plan``); then words."""
         planner = self.planner
         if planner is None:
             return []
         chosen: list[str] = []
+        plan = self.form_plan
         while len(planner.in_flight()) < self.params.concurrent_queries:
-            query = planner.next_query()
+            if plan is not None and plan.pending():
+                key = plan.next_submission()
+                self._log_verdicts()
+                if key is None or not planner.submit(key):
+                    break  # waiting for the probes' answers, or surfacing is over
+                query: str | None = key
+            else:
+                query = planner.next_query()
             if query is None:
                 break
             self._journal({"event": "chosen", "query": query})
             chosen.append(query)
         return chosen
+
+    def fields(self, query: str) -> dict[str, str] | None:
+        """Return the form fields a chosen query sends (``None``: the query box alone)."""
+        return self.form_plan.fields_of(query) if self.form_plan is not None else None
+
+    def _log_verdicts(self) -> None:
+        plan = self.form_plan
+        if plan is None or self._verdicts_logged or not plan.verdicts:
+            return
+        self._verdicts_logged = True
+        for name, (informative, why) in plan.verdicts.items():
+            logger.info(
+                "deepweb surfacing: input %r %s: %s",
+                name,
+                "is informative, its values are submitted" if informative else "is left as it is",
+                why,
+            )
+
+    def _replay_form_plan(self, events: list[dict[str, Any]]) -> None:
+        plan = self.form_plan
+        if plan is None:
+            return
+        for event in events:
+            query = str(event.get("query", ""))
+            if event.get("event") == "chosen":
+                plan.replay_chosen(query)
+            elif event.get("event") == "page":
+                count = event.get("count") or {}
+                plan.observe(
+                    query,
+                    list(event.get("records") or {}),
+                    ResultCount(count.get("matches"), count.get("shown_cap"), count.get("total")),
+                    bool(event.get("has_next")),
+                )
+            elif event.get("event") == "finished" and self.planner is not None:
+                plan.finish(query, self.planner.was_capped(query))
 
     def result_page(
         self,
@@ -113,6 +178,8 @@ class Surfacing:
         records = {record_key(link, query): snippets.get(link, "") for link in found.links}
         count = result_count(root)
         new = self.planner.add_result_page(query, records, count, has_next=has_next)
+        if self.form_plan is not None:
+            self.form_plan.observe(query, list(records), count, has_next)
         self._journal(
             {
                 "event": "page",
@@ -126,6 +193,9 @@ class Surfacing:
                 "has_next": has_next,
             }
         )
+        if self.fields(query) is not None:
+            return has_next  # a form submission's answer is read whole (its later pages hold
+            # the records its first pages, shared with other values' answers, do not)
         return has_next and self.planner.worth_next_page(query, new, len(records))
 
     def failed(self, query: str) -> None:
@@ -139,6 +209,11 @@ class Surfacing:
         if self.planner is not None:
             self.planner.finish(query)
             self._journal({"event": "finished", "query": query})
+            if self.form_plan is not None:
+                self.form_plan.finish(query, self.planner.was_capped(query))
+                total = self.form_plan.partition_total()
+                if total is not None:
+                    self.planner.note_total(total)
 
     def finish_dangling(self) -> None:
         """Mark complete every query still waiting (the crawl went idle: nothing more comes)."""

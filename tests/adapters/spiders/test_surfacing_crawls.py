@@ -130,3 +130,30 @@ def test_a_resumed_jobdir_crawl_asks_nothing_twice(
     again = set(site.queries_seen[asked_first:]) & set(chosen[:15])
     assert not again
     assert second["stats"]["websim/surfacing/records"] > first["stats"]["websim/surfacing/records"]
+
+
+@pytest.mark.parametrize("site", ["en-advanced-cap50", "de-advanced-cap20"], indirect=True)
+def test_advanced_forms_are_surfaced_through_their_informative_inputs(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    run = crawl(site, tmp_path, "-a", "max_queries=100")
+    assert run["exit"] == 0, run["log"][-3000:]
+    assert len(run["reached"]) == len(site.records)
+    # The form's page size is left at its default (10): at most 3x the fewest pages with it.
+    assert site.requests["search"] <= 3 * site.fewest_result_pages(page_size=10)
+    assert "input 'category' is informative" in run["log"]
+    assert "input 'sort' is left as it is" in run["log"]
+    stats = run["stats"]
+    assert stats["websim/surfacing/estimate_method"] == "partition"
+    assert stats["websim/surfacing/estimate"] == len(site.records)
+    assert stats["websim/surfacing/stopped"] == "every record reached"
+
+
+@pytest.mark.parametrize("site", ["en-captcha"], indirect=True)
+def test_a_required_input_the_crawl_cannot_fill_is_named_in_one_line(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    run = crawl(site, tmp_path)
+    assert run["exit"] == 1
+    assert "requires input 'captcha'" in run["log"]
+    assert site.requests["search"] == 0

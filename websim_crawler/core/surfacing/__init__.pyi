@@ -8,6 +8,7 @@ from .entrance import (
     opensearch_template,
 )
 from .estimate import SizeEstimate, chao_estimate, stated_estimate
+from .inputs import FormInput, FormPlan, form_inputs, search_form_inputs, typed_value, unfillable
 from .params import SurfacingParams
 from .planner import ANSWERS_NOTHING, CoveragePoint, QueryLogEntry, QueryPlanner
 from .snippets import record_key, record_snippets
@@ -16,6 +17,8 @@ __all__ = [
     "ANSWERS_NOTHING",
     "MISSING_PAGE_PATH",
     "CoveragePoint",
+    "FormInput",
+    "FormPlan",
     "QueryLogEntry",
     "QueryPlanner",
     "ResultCount",
@@ -23,11 +26,15 @@ __all__ = [
     "SurfacingParams",
     "chao_estimate",
     "entrance_pages",
+    "form_inputs",
     "opensearch_links",
     "opensearch_template",
     "record_key",
     "record_snippets",
     "result_count",
     "result_count_of_text",
+    "search_form_inputs",
     "stated_estimate",
+    "typed_value",
+    "unfillable",
 ]

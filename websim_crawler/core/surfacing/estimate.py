@@ -2,7 +2,9 @@
 
 Pure arithmetic on counts. Two estimators, the better-founded one answering:
 
-* **Stated totals.** A site that states its whole size ("(360 total)") is taken at its word.
+* **Stated totals.** A site that states its whole size ("(360 total)") is taken at its word;
+  so are the stated counts of a select that partitions the records, added up
+  (``core.surfacing.inputs``).
 * **Capture-recapture.** Each query's answer is a sample of the database; a record caught by
   several queries is recaptured. Chao's estimator for heterogeneous catchability (Chao 1987,
   "Estimating the population size for capture-recapture data with unequal catchability")
@@ -29,7 +31,7 @@ class SizeEstimate:
     size: int
     low: int
     high: int
-    method: str  # "stated", "capture-recapture", "seen" (nothing to go on)
+    method: str  # "stated", "partition", "capture-recapture", "seen" (nothing to go on)
 
     def covered(self, held: int, share: float) -> bool:
         """Tell whether ``held`` records are at least ``share`` of the estimate's upper end."""
@@ -70,7 +72,8 @@ def chao_estimate(capture_counts: Iterable[int]) -> SizeEstimate:
     )
 
 
-def stated_estimate(total: int, held: int) -> SizeEstimate:
-    """Return the size a site states (never below what was already reached)."""
+def stated_estimate(total: int, held: int, method: str = "stated") -> SizeEstimate:
+    """Return the size a site states, or the sum of a partitioning input's stated counts
+    (``method`` "partition"), never below what was already reached."""
     size = max(total, held)
-    return SizeEstimate(size, size, size, "stated")
+    return SizeEstimate(size, size, size, method)

@@ -125,6 +125,7 @@ class QueryPlanner:
         self._site_stems: bool | None = None  # does the site match word forms alike?
         self._stem_probe: str | None = None  # the asked query a same-stem probe repeats
         self._stated_total: int | None = None
+        self._total_method = "stated"
         self._stated_cap: int | None = None
         self._page_size = 0  # most records seen on one result page
         self._requests = 0
@@ -171,6 +172,7 @@ class QueryPlanner:
                 self._stated_cap = count.shown_cap
             if count.database_total is not None:
                 self._stated_total = count.database_total
+                self._total_method = "stated"
         self._page_size = max(self._page_size, len(records))
         new = 0
         for key, text in records.items():
@@ -254,6 +256,29 @@ class QueryPlanner:
         self._choose(query)
         return query
 
+    def submit(self, key: str) -> bool:
+        """Count a submission chosen elsewhere (a form's select value) as asked; ``False`` (and
+        nothing counted) when surfacing must stop (``stopped`` says why)."""
+        if self.stopped is not None:
+            return False
+        reason = self.stop_reason()
+        if reason is not None:
+            self.stopped = reason
+            return False
+        if key not in self._asked:
+            self._choose(key)
+        return True
+
+    def was_capped(self, query: str) -> bool:
+        """Tell whether a query's answer stopped before its end (the site's cap, max_pages)."""
+        asked = self._asked.get(query)
+        return asked is not None and self._was_capped(asked)
+
+    def note_total(self, total: int) -> None:
+        """Take a database size found by a form's partitioning input (its counts' sum)."""
+        self._stated_total = total
+        self._total_method = "partition"
+
     def in_flight(self) -> list[str]:
         """Return the queries chosen whose answers are not complete yet."""
         return [query for query in self._order if not self._asked[query].finished]
@@ -271,7 +296,7 @@ class QueryPlanner:
             return None
         held = len(self._records)
         estimate = self.estimate()
-        if estimate.method == "stated" and held >= estimate.size:
+        if estimate.method in ("stated", "partition") and held >= estimate.size:
             return "every record reached"
         if (
             len(answered) >= _MIN_QUERIES_FOR_COVERED
@@ -319,7 +344,7 @@ class QueryPlanner:
         """Estimate the database size (see ``core.surfacing.estimate``)."""
         held = len(self._records)
         if self._stated_total is not None:
-            return stated_estimate(self._stated_total, held)
+            return stated_estimate(self._stated_total, held, self._total_method)
         return chao_estimate(self._captures)
 
     def query_log(self) -> list[QueryLogEntry]:
