@@ -14,8 +14,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from PIL import Image, ImageDraw
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from support.hidden_databases import (
@@ -26,51 +24,23 @@ from support.hidden_databases import (
 )
 from support.surfacing_driver import surface
 
-from websim_crawler.core.surfacing import QueryPlanner, SurfacingParams
-
-_COLOURS = {"auto": (31, 119, 180), "generic": (255, 127, 14), "random": (44, 160, 44)}
+from websim_crawler.core.surfacing import QueryPlanner, SurfacingParams, coverage_png
 
 
 def reached_ids(site: HiddenDatabaseSite, planner: QueryPlanner) -> set[str]:
     return {site.record_id_of(key) for key in planner._records} - {None}
 
 
-def curve(site: HiddenDatabaseSite, planner: QueryPlanner) -> list[tuple[int, float]]:
+def curve(site: HiddenDatabaseSite, planner: QueryPlanner) -> list[tuple[float, float]]:
     """Return (queries asked, coverage) after each query."""
     seen: set[str] = set()
-    points = [(0, 0.0)]
+    points = [(0.0, 0.0)]
     for number, query in enumerate(planner._order, start=1):
         asked = planner._asked[query]
         keys = [key for key, index in planner._records.items() if index in asked.records]
         seen |= {site.record_id_of(key) for key in keys} - {None}
-        points.append((number, len(seen) / len(site.records)))
+        points.append((float(number), len(seen) / len(site.records)))
     return points
-
-
-def draw(path: Path, title: str, curves: dict[str, list[tuple[int, float]]], budget: int) -> None:
-    """Draw coverage against queries, one line per strategy (Pillow, no plotting library)."""
-    width, height, margin = 640, 400, 50
-    image = Image.new("RGB", (width, height), "white")
-    pen = ImageDraw.Draw(image)
-    pen.rectangle((margin, margin, width - margin, height - margin), outline="black")
-    for share in (0.25, 0.5, 0.75, 0.95):
-        y = height - margin - share * (height - 2 * margin)
-        pen.line((margin, y, width - margin, y), fill=(220, 220, 220))
-        pen.text((5, y - 6), f"{share:.2f}", fill="black")
-    pen.text((margin, 15), title, fill="black")
-    pen.text((width - margin - 60, height - margin + 15), f"{budget} queries", fill="black")
-    for number, (name, points) in enumerate(curves.items()):
-        xy = [
-            (
-                margin + queries / budget * (width - 2 * margin),
-                height - margin - share * (height - 2 * margin),
-            )
-            for queries, share in points
-        ]
-        if len(xy) > 1:
-            pen.line(xy, fill=_COLOURS[name], width=2)
-        pen.text((margin + 10 + 90 * number, height - margin + 15), name, fill=_COLOURS[name])
-    image.save(path)
 
 
 def main() -> None:
@@ -106,15 +76,16 @@ def main() -> None:
                 f"{share['auto'] - share['generic']:+.3f} | {estimate.describe()} "
                 f"({len(site.records)}) |"
             )
-            draw(
-                arguments.out / f"{spec.name}.png",
-                f"{spec.name}: records reached / {len(site.records)}",
+            picture = coverage_png(
                 {
                     name: curve(site, planner)
                     for name, planner in (("auto", auto), ("generic", generic), ("random", random))
                 },
-                budget,
+                title=f"{spec.name}: share of the {len(site.records)} records reached",
+                x_label="queries",
+                y_max=1.0,
             )
+            (arguments.out / f"{spec.name}.png").write_bytes(picture)
     print(f"curves: {arguments.out}/*.png")
 
 

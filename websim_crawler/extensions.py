@@ -1,5 +1,6 @@
 """Extensions: ``StatsFile`` (``WEBSIM_STATS_OUTPUT``) writes every stat of a crawl to a JSON file
-atomically when the spider closes, for monitoring and CI; ``RefusalSummary`` tells, in one line at
+atomically when the spider closes, for monitoring and CI (and a surfacing crawl's coverage curve
+beside it, as PNG); ``RefusalSummary`` tells, in one line at
 the crawl's end, which pages were refused for their own bounds and which were only deferred."""
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from scrapy.exceptions import NotConfigured
 
 from websim_crawler.config import websim_config
 from websim_crawler.core.crawling.refusals import RefusedUrls, refusal_summary, refused_counts
-from websim_crawler.core.io import atomic_write_json
+from websim_crawler.core.io import atomic_write_bytes, atomic_write_json
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +47,31 @@ class StatsFile:
             atomic_write_json(self.path, dict(sorted(stats.items())))
         except OSError as exc:
             logger.error("cannot write the crawl stats to %s: %s", self.path, exc)
+        if stats.get("websim/surfacing/curve"):
+            self.write_coverage_curve(stats)
+
+    def write_coverage_curve(self, stats: dict[str, Any]) -> None:
+        """Draw a surfacing crawl's records against result pages, with the estimate, into
+        ``<stats file>.surfacing.png``."""
+        from websim_crawler.core.surfacing import coverage_png
+
+        points = [(float(x), float(y)) for x, y in stats["websim/surfacing/curve"]]
+        bounds = [stats.get(f"websim/surfacing/estimate{end}") for end in ("", "_low", "_high")]
+        numbers = [float(bound) for bound in bounds if isinstance(bound, (int, float))]
+        estimate = (numbers[0], numbers[1], numbers[2]) if len(numbers) == 3 else None
+        picture = coverage_png(
+            {"records reached": points},
+            title=f"{stats.get('websim/surfacing/queries', 0)} queries; stopped: "
+            f"{stats.get('websim/surfacing/stopped', '')}",
+            x_label="result pages",
+            y_max=max((y for _, y in points), default=1.0),
+            estimate=estimate,
+        )
+        path = f"{self.path}.surfacing.png"
+        try:
+            atomic_write_bytes(path, picture)
+        except OSError as exc:
+            logger.error("cannot write the coverage curve to %s: %s", path, exc)
 
 
 class RefusalSummary:

@@ -75,6 +75,8 @@ def test_no_queries_surfaces_the_database_and_says_how_much(
     assert len(log) == len(set(log)) == stats["websim/surfacing/queries"]
     assert "deepweb surfacing: reached" in run["log"] and "the site holds about" in run["log"]
     assert stats["websim/surfacing/site_cap"] == 50
+    picture = (tmp_path / "stats.json.surfacing.png").read_bytes()  # the curve, beside the stats
+    assert picture.startswith(b"\x89PNG") and len(picture) > 2000
 
 
 @pytest.mark.parametrize("site", ["en-opensearch-cap50"], indirect=True)

@@ -1,6 +1,7 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
 from .counts import ResultCount, result_count, result_count_of_text
+from .curve import coverage_png
 from .entrance import (
     MISSING_PAGE_PATH,
     entrance_pages,
@@ -25,6 +26,7 @@ __all__ = [
     "SizeEstimate",
     "SurfacingParams",
     "chao_estimate",
+    "coverage_png",
     "entrance_pages",
     "form_inputs",
     "opensearch_links",
