@@ -104,7 +104,7 @@ def surface(
             snippets = record_snippets(root, url, found.links)
             records = {record_key(link, query): snippets.get(link, "") for link in found.links}
             count = result_count(root)
-            new = planner.add_result_page(query, records, count, has_next=way is not None)
+            planner.add_result_page(query, records, count, has_next=way is not None)
             if journal is not None:
                 journal.append(
                     {
@@ -115,11 +115,7 @@ def surface(
                         "has_next": way is not None,
                     }
                 )
-            if (
-                way is None
-                or way.url is None
-                or not planner.worth_next_page(query, new, len(records))
-            ):
+            if way is None or way.url is None:
                 break
             url = way.url
         planner.finish(query)

@@ -124,15 +124,14 @@ STATS: tuple[StatDoc, ...] = (
             "websim/surfacing/curve",
             "websim/surfacing/site_cap",
             "websim/surfacing/site_stems",
+            "websim/surfacing/site_semantics",
             "websim/surfacing/terms_dropped",
         ),
         (
             "no form on the start page: places looked at (`<how>`: `opensearch`, `page`: one "
-            "link away or the 404 page) and where it was found; "
-            "each query with what it brought (`query`, `new`, `shown`, `matches` stated, "
-            "`pages`, `capped`, `failed`); `[result pages, records]` after each result page; the "
-            "most results the site shows a query; whether it matches word forms alike; terms "
-            "ignored at `WEBSIM_SURFACING_MAX_TERMS`"
+            "link away or the 404 page), where it was found; each query's `query`, `new`, "
+            "`shown`, `matches` stated, `pages`, `capped`, `failed`; `[result pages, records]` "
+            "after each page; the site's cap, stemming, AND/OR; terms over the limit"
         ),
     ),
     StatDoc(

@@ -172,12 +172,13 @@ class Surfacing:
         *,
         has_next: bool,
     ) -> bool:
-        """Account for a result page; return whether its next page is worth fetching."""
+        """Account for a result page; return whether its next page is to be fetched (every
+        answer is read to its end, within ``max_pages``)."""
         assert self.planner is not None
         snippets = record_snippets(root, url, found.links, self.params.snippet_chars)
         records = {record_key(link, query): snippets.get(link, "") for link in found.links}
         count = result_count(root)
-        new = self.planner.add_result_page(query, records, count, has_next=has_next)
+        self.planner.add_result_page(query, records, count, has_next=has_next)
         if self.form_plan is not None:
             self.form_plan.observe(query, list(records), count, has_next)
         self._journal(
@@ -193,10 +194,7 @@ class Surfacing:
                 "has_next": has_next,
             }
         )
-        if self.fields(query) is not None:
-            return has_next  # a form submission's answer is read whole (its later pages hold
-            # the records its first pages, shared with other values' answers, do not)
-        return has_next and self.planner.worth_next_page(query, new, len(records))
+        return has_next
 
     def failed(self, query: str) -> None:
         """Account for a result page the site answered with an error."""
@@ -252,6 +250,8 @@ class Surfacing:
         }
         if planner.site_cap is not None:
             values["websim/surfacing/site_cap"] = planner.site_cap
+        if planner.site_semantics is not None:
+            values["websim/surfacing/site_semantics"] = planner.site_semantics
         if planner.site_stems is not None:
             values["websim/surfacing/site_stems"] = planner.site_stems
         if planner.terms_dropped:

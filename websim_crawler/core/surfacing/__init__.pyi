@@ -1,5 +1,6 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
+from .answers import CoveragePoint, QueryLogEntry
 from .counts import ResultCount, result_count, result_count_of_text
 from .curve import coverage_png
 from .entrance import (
@@ -11,7 +12,7 @@ from .entrance import (
 from .estimate import SizeEstimate, chao_estimate, stated_estimate
 from .inputs import FormInput, FormPlan, form_inputs, search_form_inputs, typed_value, unfillable
 from .params import SurfacingParams
-from .planner import ANSWERS_NOTHING, CoveragePoint, QueryLogEntry, QueryPlanner
+from .planner import ANSWERS_NOTHING, QueryPlanner
 from .snippets import record_key, record_snippets
 
 __all__ = [

@@ -1,26 +1,14 @@
 """Choosing the queries that surface a hidden database: which word to ask next, and when to stop.
 
 Pure and deterministic: the spider reports what each result page showed (record links with their
-result-page text, and the counts the page states), and asks for the next query. The idea is
-Ntoulas, Zerfos and Cho's adaptive crawler ("Downloading textual hidden web content through
-keyword queries", JCDL 2005): the next query is the term expected to bring the most new records
-per query, estimated from the records already downloaded. Ntoulas et al. estimate a term's
-new matches from its frequency among those records; here what a term of a given frequency
-brings is learnt from the site's own answers, because sites differ in what they show:
-
-* candidate terms are the words (stop words of the site's language left out) of the start page,
-  of the search form's labels and options, of each record's result-page text (title, snippet)
-  and, with ``follow=1``, of the record page's analysed keywords;
-* a term's relative document frequency among the records reached puts it in a band (bands
-  double in frequency); the new records an answer brought per query (a result page costing a
-  tenth of a query) are credited to the band of its term, recent answers weighing more: a site
-  that caps its answers at 20 of its first records rewards rarer bands than one that lists all;
-* the next query is the most novel term of the best band, an upper-confidence bonus (UCB1)
-  letting little-tried bands be tried: novelty is the mean of 1/(queries that reached it) over
-  the term's records, so terms of records near the unexplored part of the database come first;
-* a site that matches word forms alike (a same-stem pair of queries got one answer) is not asked
-  a second form of a word; the next result page of a query is not fetched when its last page
-  brought nothing new.
+result-page text, and the counts the page states), and asks for the next query. After Ntoulas,
+Zerfos and Cho's adaptive crawler ("Downloading textual hidden web content through keyword
+queries", JCDL 2005), the next query is the term expected to bring the most new records per
+query; what a term of a given frequency brings is learnt from the site's own answers
+(``core.surfacing.bands``), and within the best band the term of the records fewest queries
+reached comes first (novelty: the mean of 1/captures over its records). The site's query
+language is learnt too: whether it stems, whether it joins two words by AND or OR (under OR,
+rare words are asked several at a time). docs/surfacing.md tells the whole story.
 
 It stops when the records reached cover the estimated size (``estimate``), when the last queries
 brought almost nothing new, when no term is left, at the budget, or when the first queries all
@@ -30,70 +18,28 @@ resumed crawl replays them (``replay``) and asks nothing twice.
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter, deque
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any, TypedDict
+from typing import Any
 
 import numpy as np
 
+from websim_crawler.core.surfacing.answers import Asked, CoveragePoint, QueryLogEntry
+from websim_crawler.core.surfacing.bands import BandYields, band_of, bands_of
 from websim_crawler.core.surfacing.counts import ResultCount
-from websim_crawler.core.surfacing.estimate import (
-    SizeEstimate,
-    chao_estimate,
-    stated_estimate,
-)
+from websim_crawler.core.surfacing.estimate import SizeEstimate, chao_estimate, stated_estimate
 from websim_crawler.core.surfacing.params import SurfacingParams
 from websim_crawler.core.text import stemmer, stopwords, tokenize
 
 _TERM = re.compile(r"[^\W\d_]{3,40}", re.UNICODE)  # letters only, 3 to 40 of them
 _MIN_CAP_EVIDENCE = 2  # answers that stop at one length before it is taken as the site's cap
-_PAGE_COST = 0.1  # what a result page costs beside its query (the budget counts queries)
-_OPTIMISM = 3.0  # an untried band is worth this many full result pages of new records
-_DECAY = 0.97  # weight an answer keeps per later answer: yields fall as coverage grows
-_EXPLORATION = 1.0  # weight of the upper-confidence bonus of a little-tried frequency band
+_MAX_BUNDLE = 5  # words one OR query carries at most
 _SEED_LIMIT = 400  # seed terms kept from the start page and the form
 _MIN_QUERIES_FOR_COVERED = 8  # answers before "covered" is believed
 ANSWERS_NOTHING = "the search answers nothing"  # why surfacing stopped when nothing came back
-
-
-class QueryLogEntry(TypedDict):
-    """One asked query as the stats and report show it."""
-
-    query: str
-    new: int
-    shown: int
-    matches: int | None
-    pages: int
-    capped: bool
-    failed: bool
-
-
-@dataclass
-class _Asked:
-    """What one asked query brought back, as it comes in."""
-
-    query: str
-    frequency_when_asked: int  # its document frequency among records reached when chosen
-    records_when_asked: int  # records reached when it was chosen
-    records: set[int] = field(default_factory=set)
-    new: int = 0
-    pages: int = 0
-    matches: int | None = None
-    stated_cap: int | None = None
-    failed: bool = False
-    finished: bool = False
-    more_pages: bool = False  # the last result page fetched had a way to the next one
-
-
-@dataclass(frozen=True)
-class CoveragePoint:
-    """Records reached after ``requests`` result pages (a point of the coverage curve)."""
-
-    requests: int
-    records: int
 
 
 class QueryPlanner:
@@ -120,7 +66,7 @@ class QueryPlanner:
         self._novelty = np.zeros(1024, dtype=np.float64)  # per term: sum of 1/captures
         self._usable = np.zeros(1024, dtype=bool)
         self._seeds: list[str] = []
-        self._asked: dict[str, _Asked] = {}
+        self._asked: dict[str, Asked] = {}
         self._order: list[str] = []  # queries in the order they were chosen
         self._site_stems: bool | None = None  # does the site match word forms alike?
         self._stem_probe: str | None = None  # the asked query a same-stem probe repeats
@@ -130,9 +76,9 @@ class QueryPlanner:
         self._page_size = 0  # most records seen on one result page
         self._requests = 0
         self._recent_new: deque[int] = deque(maxlen=self.params.stall_queries)
-        # per frequency band (see _band): decayed new records and result pages of its answers
-        self._band_new: dict[int, float] = {}
-        self._band_pages: dict[int, float] = {}
+        self._yields = BandYields()  # what each frequency band's queries brought
+        self._semantics: str | None = None  # "and", "or" or "unknown": two words in one query
+        self._semantics_probe: tuple[str, str, str] | None = None  # (query, first, second)
         self.terms_dropped = 0  # new terms ignored at max_terms
         self.curve: list[CoveragePoint] = []
         self.stopped: str | None = None
@@ -223,18 +169,10 @@ class QueryPlanner:
         if asked.failed and not asked.records:
             return
         self._recent_new.append(asked.new)
-        band = _band(asked.frequency_when_asked, asked.records_when_asked)
-        for known in self._band_new:
-            self._band_new[known] *= _DECAY
-            self._band_pages[known] *= _DECAY
-        self._band_new[band] = self._band_new.get(band, 0.0) + asked.new
-        self._band_pages[band] = self._band_pages.get(band, 0.0) + 1.0 + _PAGE_COST * asked.pages
+        band = band_of(asked.frequency_when_asked, asked.records_when_asked)
+        self._yields.credit(band, asked.new, len(asked.records), asked.pages)
         self._learn_stemming(asked)
-
-    def worth_next_page(self, query: str, page_new: int, page_records: int) -> bool:
-        """Tell whether to fetch the next result page of ``query``: not when this page showed
-        records and none was new (the rest of a capped list is mostly known too)."""
-        return not (page_records > 0 and page_new == 0)
+        self._learn_semantics(asked)
 
     # --- what goes out ---------------------------------------------------------------------
 
@@ -247,7 +185,9 @@ class QueryPlanner:
         if reason is not None:
             self.stopped = reason
             return None
-        query = self._best_term() if self._records else self._next_seed()
+        query = self._semantics_query() or (
+            self._best_term() if self._records else self._next_seed()
+        )
         if query is None:
             if self.in_flight():
                 return None
@@ -340,6 +280,11 @@ class QueryPlanner:
         """Return whether the site matches word forms alike (``None``: not seen yet)."""
         return self._site_stems
 
+    @property
+    def site_semantics(self) -> str | None:
+        """Return how the site joins two words of a query ("and", "or"), when known."""
+        return self._semantics if self._semantics in ("and", "or") else None
+
     def estimate(self) -> SizeEstimate:
         """Estimate the database size (see ``core.surfacing.estimate``)."""
         held = len(self._records)
@@ -378,7 +323,7 @@ class QueryPlanner:
             token for token in tokenize(text) if _TERM.fullmatch(token) and token not in self._stop
         ]
 
-    def _asked_query(self, query: str) -> _Asked:
+    def _asked_query(self, query: str) -> Asked:
         asked = self._asked.get(query)
         if asked is None:  # a query the crawl was given, or one replayed from a resumed crawl
             self._choose(query)
@@ -386,15 +331,18 @@ class QueryPlanner:
         return asked
 
     def _choose(self, query: str) -> None:
-        term = self._terms.get(query)
-        frequency = int(self._frequency[term]) if term is not None else 0
-        self._asked[query] = _Asked(query, frequency, len(self._records))
+        """Count ``query`` asked; each of its words (several under OR) is not offered again."""
+        words = query.split() if " " in query and not query.startswith("form: ") else [query]
+        terms = [term for term in (self._terms.get(word) for word in words) if term is not None]
+        frequency = max((int(self._frequency[term]) for term in terms), default=0)
+        self._asked[query] = Asked(query, frequency, len(self._records))
         self._order.append(query)
-        self._asked_stem_ids.add(self._stem_id(query))
-        if term is not None:
+        for word in words:
+            self._asked_stem_ids.add(self._stem_id(word))
+            if word in self._seeds:
+                self._seeds.remove(word)
+        for term in terms:
             self._usable[term] = False
-        if query in self._seeds:
-            self._seeds.remove(query)
 
     def _next_seed(self) -> str | None:
         while self._seeds:
@@ -452,11 +400,11 @@ class QueryPlanner:
         if terms:
             self._novelty[terms] += change
 
-    def _was_capped(self, asked: _Asked) -> bool:
+    def _was_capped(self, asked: Asked) -> bool:
         shown = len(asked.records)
         if asked.matches is not None and asked.matches > shown:
             return True
-        if asked.more_pages:  # stopped by max_pages or by worth_next_page
+        if asked.more_pages:  # stopped by max_pages
             return True
         cap = self._stated_cap or self._observed_cap(excluding=asked.query)
         return cap is not None and shown >= cap
@@ -477,7 +425,7 @@ class QueryPlanner:
         length, times = lengths.most_common(1)[0]
         return length if times >= _MIN_CAP_EVIDENCE else None
 
-    def _learn_stemming(self, asked: _Asked) -> None:
+    def _learn_stemming(self, asked: Asked) -> None:
         if self._stem_probe is None or asked.query == self._stem_probe:
             return
         probe = self._asked.get(self._stem_probe)
@@ -488,6 +436,61 @@ class QueryPlanner:
         if not (self._was_capped(probe) or self._was_capped(asked)):
             self._site_stems = probe.records == asked.records
         self._stem_probe = None  # a capped pair tells nothing: a later pair may probe again
+
+    def _semantics_query(self) -> str | None:
+        """Return, once, two asked words in one query, to learn whether the site joins them by
+        AND or by OR: two words whose whole answers are known, small and different."""
+        if self._semantics is not None or self._semantics_probe is not None:
+            return None
+        limit = self._shown_limit()
+        whole = [
+            asked
+            for asked in self._asked.values()
+            if asked.finished
+            and asked.records
+            and not asked.failed
+            and " " not in asked.query
+            and not asked.query.startswith("form: ")
+            and not self._was_capped(asked)
+        ]
+        for first, second in itertools.combinations(whole, 2):
+            union = first.records | second.records
+            if first.records != second.records and len(union) < limit:
+                query = f"{first.query} {second.query}"
+                self._semantics_probe = (query, first.query, second.query)
+                asked = self._asked.get(query)
+                if asked is None:
+                    return query
+                if asked.finished:  # asked before a resume: learn from its answer
+                    self._learn_semantics(asked)
+                return None
+        return None
+
+    def _learn_semantics(self, asked: Asked) -> None:
+        probe = self._semantics_probe
+        if probe is None or asked.query != probe[0]:
+            return
+        first, second = self._asked[probe[1]].records, self._asked[probe[2]].records
+        if asked.records == first | second:
+            self._semantics = "or"
+        elif asked.records == first & second:
+            self._semantics = "and"
+        else:
+            self._semantics = "unknown"
+
+    def _shown_limit(self) -> float:
+        """Return how many records one answer can show: the site's cap, ``max_pages`` pages."""
+        limit = float(self.max_pages * max(self._page_size, 1))
+        cap = self.site_cap
+        return min(limit, float(cap)) if cap is not None else limit
+
+    def _bundle_size(self, band: int) -> int:
+        """Return how many words of a band one query can carry: under OR semantics, as many as
+        fill four fifths of an answer by what the band's answers showed (at most 5)."""
+        shown = self._yields.shown_per_query(band)
+        if self._semantics != "or" or shown is None:
+            return 1
+        return max(1, min(_MAX_BUNDLE, int(0.8 * self._shown_limit() / max(shown, 1.0))))
 
     def _best_term(self) -> str | None:
         """Return the term of the most rewarding frequency band, the most novel of it.
@@ -503,24 +506,23 @@ class QueryPlanner:
         if not candidates.any():
             return self._next_seed()
         held = len(self._records)
-        bands = _bands(frequency, held)
+        bands = bands_of(frequency, held)
         novelty = self._novelty[:count] / np.maximum(frequency, 1)
-        tried = sum(self._band_pages.values())
-        optimistic = float(max(self._page_size, 1)) * _OPTIMISM
-        best_band, best_value = 0, -math.inf
-        for band in np.unique(bands[candidates]).tolist():
-            pages = self._band_pages.get(band, 0.0)
-            if pages <= 0:
-                value = optimistic  # an untried band is worth a try
-            else:
-                value = (
-                    self._band_new[band] / pages
-                    + _EXPLORATION * optimistic * math.sqrt(math.log(tried + 1.0) / pages) / 4.0
-                )
-            if value > best_value or (value == best_value and band > best_band):
-                best_band, best_value = band, value
+        best_band = self._yields.best(np.unique(bands[candidates]).tolist(), self._page_size)
         in_band = candidates & (bands == best_band)
         score = np.where(in_band, novelty + 1e-6 * frequency, -np.inf)
+        bundle = self._bundle_size(best_band)
+        if bundle > 1:
+            words: list[str] = []
+            stems: set[int] = set()
+            for term in np.argsort(-score, kind="stable")[: bundle * 4].tolist():
+                if math.isfinite(float(score[term])) and self._term_stem_ids[term] not in stems:
+                    words.append(self._term_words[term])
+                    stems.add(int(self._term_stem_ids[term]))
+                if len(words) == bundle:
+                    break
+            if len(words) > 1:
+                return " ".join(words)
         best = int(np.argmax(score))
         word = self._term_words[best]
         stem = self._term_stem_ids[best]
@@ -563,16 +565,3 @@ class QueryPlanner:
                 self.add_failure(query)
             elif kind == "finished":
                 self.finish(query)
-
-
-def _band(frequency: int, held: int) -> int:
-    """Return the frequency band of a term found in ``frequency`` of ``held`` records."""
-    return math.floor(math.log2(max(frequency, 1) * 1024.0 / max(held, 1)))
-
-
-def _bands(
-    frequency: np.ndarray[Any, np.dtype[np.int64]], held: int
-) -> np.ndarray[Any, np.dtype[np.int64]]:
-    """Return ``_band`` of every term at once."""
-    relative = np.maximum(frequency, 1) * 1024.0 / max(held, 1)
-    return np.floor(np.log2(relative)).astype(np.int64)
