@@ -16,7 +16,7 @@ import glob
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,24 @@ def find_inputs(sources: Sequence[str], config: WebsimConfig) -> Inputs:
             "give those, folders of them or http(s) URLs"
         )
     return found
+
+
+def nothing_left(
+    work: str, sources: Sequence[str], skipped: Mapping[str, int], fix: str
+) -> InputFormatError:
+    """Return the error of a run that kept no page to ``work`` on, raised before its output is
+    written (an empty report would read as a negative answer; the old one stays as it was).
+
+    ``NothingUsableError`` (exit 1, inputs that failed) when pages failed their analysis, else
+    ``InputFormatError`` (exit 2: no usable input), naming the pages left out by reason.
+    """
+    reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()) if count)
+    error = (
+        NothingUsableError if any(r.startswith("analysis_") for r in skipped) else InputFormatError
+    )
+    return error(
+        f"no page to {work} in {', '.join(sources)} (left out: {reasons or 'none read'}); {fix}"
+    )
 
 
 def _add(found: Inputs, location: str, kind: str, limit: int) -> None:

@@ -255,10 +255,15 @@ class FeedReader:
         names = ", ".join(self.paths)
         skipped = sum(self.report.skipped.values())
         if skipped:
-            raise InputFormatError(
-                f"{names}: no JSON Lines record ({skipped} line(s) are not JSON objects); "
-                f"{_FEED_FIX}"
+            malformed = sum(
+                count for reason, count in self.report.skipped.items() if reason[:4] == "bad_"
             )
+            what = (
+                f"{skipped} line(s) are not JSON objects"
+                if not malformed
+                else f"{skipped} line(s) skipped, {malformed} with fields of the wrong type"
+            )
+            raise InputFormatError(f"{names}: no JSON Lines record ({what}); {_FEED_FIX}")
         raise InputFormatError(f"{names} is empty: no page to work on; {_FEED_FIX}")
 
     def problems(self) -> list[str]:

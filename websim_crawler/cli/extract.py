@@ -20,7 +20,7 @@ from websim_crawler.cli._settings import (
     report_problems,
 )
 from websim_crawler.core.io import atomic_writer, check_output_path
-from websim_crawler.errors import NothingUsableError
+from websim_crawler.errors import InputFormatError, NothingUsableError
 from websim_crawler.workers.pool import AnalysisPool
 from websim_crawler.workers.tasks import PageOutcome
 
@@ -50,7 +50,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyse every page; 0 when all were analysed, 1 when some failed, 2 when none was read."""
+    """Analyse every page; 0 when all were analysed, 1 when some failed, 2 when none was read
+    (then ``-o`` is left as it was)."""
     config = command_config(args, "extract")
     if args.output:
         check_output_path(args.output)
@@ -94,15 +95,13 @@ def run(args: argparse.Namespace) -> int:
             else:
                 analysed += 1
             output.write(json.dumps({**record, **page.fields}, ensure_ascii=False) + "\n")
+        if not inputs.records_read:  # raised inside the writer: the old output stays as it was
+            told = "; ".join(filter(None, [inputs.summary(), *inputs.problems()]))
+            error = NothingUsableError if inputs.archives_read_in_vain else InputFormatError
+            raise error(
+                f"no page could be read of {_described(inputs)}" + (f" ({told})" if told else "")
+            )
     problems = inputs.problems()
-    if not inputs.records_read:  # one line: what was read and why nothing was usable
-        told = "; ".join(filter(None, [inputs.summary(), *problems]))
-        print(
-            f"websim extract: no page could be read of {_described(inputs)}"
-            + (f" ({told})" if told else ""),
-            file=sys.stderr,
-        )
-        return NothingUsableError.exit_code if inputs.archives_read_in_vain else 2
     inputs.print_summary("extract")
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))

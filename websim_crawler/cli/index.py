@@ -23,7 +23,7 @@ from websim_crawler.cli._settings import (
 )
 from websim_crawler.core.io import check_output_path
 from websim_crawler.core.reference_index import ReferenceIndex
-from websim_crawler.errors import ConfigError
+from websim_crawler.errors import ConfigError, InputFormatError
 
 
 def register(subparsers: Any) -> None:
@@ -58,7 +58,8 @@ class _Taken:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build or extend the index; exit 0, or 1 when some page was left out."""
+    """Build or extend the index; exit 0, or 1 when some page was left out, 2 when none was
+    added (the index file left as it was)."""
     config = command_config(args, "index")
     if args.add:
         if not Path(args.output).is_file():
@@ -71,10 +72,10 @@ def run(args: argparse.Namespace) -> int:
     problems = take_pages(_Taken(index), args, config)
     for problem in problems:
         print(f"websim index: {problem}", file=sys.stderr)
-    if not len(index):
-        raise ConfigError("no page could be indexed: nothing written")
-    index.save(args.output)
     added = len(index) - before
+    if not added:  # the index on disk, if any, stays as it was
+        raise InputFormatError("no page could be indexed: nothing written")
+    index.save(args.output)
     skipped = sum(index.skipped.values()) - skipped_before
     reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(index.skipped.items()))
     print(
