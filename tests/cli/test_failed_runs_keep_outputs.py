@@ -16,6 +16,7 @@ WORDS = {
     "volcano": "volcano lava magma eruption crater ash",
     "bread": "bread dough flour oven yeast crust",
 }
+WORKERS = ["-s", "WEBSIM_ANALYSIS_WORKERS=1"]
 # Inputs no command can use: each must leave the previous output as it was.
 BAD_INPUTS = {
     "empty.jsonl": "",
@@ -104,3 +105,32 @@ def test_cluster_on_records_without_html_is_an_input_error(folder: Path, capsys:
     argv = ["cluster", str(folder / "no_html.jsonl"), "-o", output]
     err = fails_and_keeps(argv, folder, ["out.json"], capsys)
     assert err.count("\n") == 1 and "no page to cluster" in err and "2 no_keywords" in err
+
+
+def test_index_keeps_its_file_when_no_page_is_added(folder: Path, capsys: Any) -> None:
+    index = str(folder / "refs.idx")
+    pages = [str(PAGES / "rivers.html"), str(PAGES / "volcanoes.html")]
+    assert main(["index", *pages, "-o", index, *WORKERS]) == 0
+    capsys.readouterr()
+    for name in BAD_INPUTS:
+        for add in ([], ["--add"]):
+            argv = ["index", str(folder / name), "-o", index, *add, *WORKERS]
+            fails_and_keeps(argv, folder, ["refs.idx"], capsys)
+
+
+def test_compare_refuses_what_is_no_page_and_keeps_its_report(folder: Path, capsys: Any) -> None:
+    """A binary file was compared as a page: a full "dissimilar" report, exit 1."""
+    output = str(folder / "report.json")
+    pages = [str(PAGES / "rivers.html"), str(PAGES / "volcanoes.html")]
+    assert main(["compare", *pages, "-o", output, *WORKERS]) in (0, 1)
+    capsys.readouterr()
+    (folder / "bin.dat").write_bytes(b"\x00\x01\x02" + bytes(range(256)) * 8)
+    for name, said in (
+        ("bin.dat", "bin.dat is binary data or plain text, not an HTML page"),
+        ("empty.jsonl", "empty.jsonl is empty"),
+        ("pages.jsonl", "is a crawl feed (JSON Lines), not an HTML page; give --from"),
+        ("missing.html", "cannot read"),
+    ):
+        for argv in ([str(folder / name), pages[0]], [pages[0], str(folder / name)]):
+            err = fails_and_keeps(["compare", *argv, "-o", output], folder, ["report.json"], capsys)
+            assert err.count("\n") == 1 and said in err, err

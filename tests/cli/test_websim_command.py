@@ -23,8 +23,9 @@ from scrapy.utils.test import get_crawler
 
 from websim_crawler.cli import main
 from websim_crawler.cli._flags import COMMAND_FLAGS
+from websim_crawler.cli._inputs import find_inputs
 from websim_crawler.cli._settings import command_flags
-from websim_crawler.cli._sources import FeedReader, page_locations, read_page
+from websim_crawler.cli._sources import FeedReader, read_page
 from websim_crawler.config import (
     InputParams,
     WebsimConfig,
@@ -94,16 +95,24 @@ def run_module(*arguments: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_folders_expand_sorted_and_bounded_by_max_files(tmp_path: Path) -> None:
     for name in ("b.html", "a.htm", "c.html.gz", "notes.txt", "sub/d.html"):
         (tmp_path / name).parent.mkdir(exist_ok=True)
-        (tmp_path / name).write_bytes(b"<p>x</p>")
-    found = page_locations([str(tmp_path)], InputParams())
-    assert [Path(p).name for p in found.locations] == ["a.htm", "b.html", "c.html.gz", "d.html"]
-    assert found.left_out == 0
-    bounded = page_locations([str(tmp_path), "http://127.0.0.1:1/x"], InputParams(max_files=2))
-    assert [Path(p).name for p in bounded.locations] == ["a.htm", "b.html"]
+        (tmp_path / name).write_bytes(b"<p>x</p>" if name != "notes.txt" else b"notes")
+    found = find_inputs([str(tmp_path)], WebsimConfig.from_settings({}))
+    assert [Path(p).name for p in found.of_kind("html")] == [
+        "a.htm",
+        "b.html",
+        "c.html.gz",
+        "d.html",
+    ]
+    assert found.left_out == 0 and found.not_inputs == 1  # told by content, not by name
+    bounded = find_inputs(
+        [str(tmp_path), "http://127.0.0.1:1/x"],
+        WebsimConfig.from_settings({"WEBSIM_MAX_INPUT_FILES": 2}),
+    )
+    assert [Path(p).name for p, _kind in bounded.sources] == ["a.htm", "b.html"]
     assert bounded.left_out == 3
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputFormatError, match=r"empty holds no \.html"):
-        page_locations([str(tmp_path / "empty")], InputParams())
+        find_inputs([str(tmp_path / "empty")], WebsimConfig.from_settings({}))
 
 
 def test_pages_are_read_from_gzip_files_and_loopback_urls(tmp_path: Path, site_url: str) -> None:

@@ -1,7 +1,8 @@
 """``websim index PAGES... -o INDEX``: build a reference index of known pages for ``websim match``.
 
-Each page (saved files with a screenshot PNG beside them, folders, http(s) URLs, crawl feeds;
-``--render`` renders and screenshots them) is analysed in the worker pool with a page's budget,
+Each page (saved files with a screenshot PNG beside them, folders, http(s) URLs, crawl feeds,
+WARC/WACZ archives: read by the one reader, told by content; ``--render`` renders and
+screenshots the files and URLs) is analysed in the worker pool with a page's budget,
 and its features for the four stages are kept in the index with its stage sketches. ``--add``
 adds the pages to an existing index. A page whose features cannot be built completely is left
 out and counted.
@@ -69,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
         check_output_path(args.output)
         index = ReferenceIndex(config.similarity, config.matching)
     before, skipped_before = len(index), sum(index.skipped.values())
-    problems = take_pages(_Taken(index), args, config)
+    problems = take_pages(_Taken(index), args, config, "index")
     for problem in problems:
         print(f"websim index: {problem}", file=sys.stderr)
     added = len(index) - before
