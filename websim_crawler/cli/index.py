@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.cli._page_records import add_page_sources, take_pages
 from websim_crawler.cli._settings import (
@@ -23,8 +23,10 @@ from websim_crawler.cli._settings import (
     command_config,
 )
 from websim_crawler.core.io import check_output_path
-from websim_crawler.core.reference_index import ReferenceIndex
 from websim_crawler.errors import ConfigError, InputFormatError
+
+if TYPE_CHECKING:  # the similarity stack (POT, scikit-learn, faiss) loads in run, not for --help
+    from websim_crawler.core.reference_index import ReferenceIndex
 
 
 def register(subparsers: Any) -> None:
@@ -62,12 +64,15 @@ def run(args: argparse.Namespace) -> int:
     """Build or extend the index; exit 0, or 1 when some page was left out, 2 when none was
     added (the index file left as it was)."""
     config = command_config(args, "index")
+    if args.add and not Path(args.output).is_file():
+        raise ConfigError(f"--add: no index at {args.output}: build it first without --add")
+    if not args.add:
+        check_output_path(args.output)
+    from websim_crawler.core.reference_index import ReferenceIndex  # after the checks: start-up
+
     if args.add:
-        if not Path(args.output).is_file():
-            raise ConfigError(f"--add: no index at {args.output}: build it first without --add")
         index = ReferenceIndex.load(args.output, config.similarity, config.matching)
     else:
-        check_output_path(args.output)
         index = ReferenceIndex(config.similarity, config.matching)
     before, skipped_before = len(index), sum(index.skipped.values())
     problems = take_pages(_Taken(index), args, config, "index")
