@@ -56,8 +56,9 @@ def take_pages(
         from websim_crawler.cli.compare import render_pages
 
         locations = reader.inputs.of_kind("html", "url")
-        rendered, _counters = render_pages(locations, config)
-        reader.rendered = dict(zip(locations, rendered, strict=True))
+        if locations:  # feeds and archives are read as they are
+            rendered, _counters = render_pages(locations, config)
+            reader.rendered = dict(zip(locations, rendered, strict=True))
     plan = StagePlan(config.analysis, html_field=html_field, similarity=config.similarity)
     take_records(stage, progress(reader, args, desc="pages", unit="page"), config, plan)
     reader.check_read()
