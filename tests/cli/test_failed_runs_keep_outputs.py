@@ -4,6 +4,10 @@ replace byte for byte (write beside, then rename), and exits 2 with one line say
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -134,3 +138,37 @@ def test_compare_refuses_what_is_no_page_and_keeps_its_report(folder: Path, caps
         for argv in ([str(folder / name), pages[0]], [pages[0], str(folder / name)]):
             err = fails_and_keeps(["compare", *argv, "-o", output], folder, ["report.json"], capsys)
             assert err.count("\n") == 1 and said in err, err
+
+
+def test_a_killed_extract_leaves_the_previous_output(folder: Path) -> None:
+    """``extract -o`` streams its lines into a temporary file beside the output: a SIGKILL half
+    way leaves the previous output byte for byte; the next run removes the temporary file."""
+    output = folder / "out.jsonl"
+    output.write_bytes(b'{"url": "http://site.test/previous"}\n')
+    records = [
+        {"url": f"http://site.test/{topic}/{n}", "html": page_html(topic, n)}
+        for n in range(4000)
+        for topic in WORDS
+    ]
+    (folder / "many.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    command = [sys.executable, "-m", "websim_crawler", "extract", str(folder / "many.jsonl")]
+    run = subprocess.Popen(
+        [*command, "-o", str(output), "--workers", "1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while not any(p.stat().st_size for p in folder.glob(".out.jsonl.*.tmp")):  # lines written
+            assert run.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        run.send_signal(signal.SIGKILL)
+        run.wait(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert output.read_bytes() == b'{"url": "http://site.test/previous"}\n'
+    assert main(["extract", str(PAGES / "rivers.html"), "-o", str(output), *WORKERS]) == 0
+    assert json.loads(output.read_text())["title"] == "Where rivers begin"
+    assert not list(folder.glob(".out.jsonl.*"))  # the killed run's temporary file removed
