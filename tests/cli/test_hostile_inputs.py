@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from websim_crawler.cli import main
-from websim_crawler.cli._sources import page_locations, read_page
-from websim_crawler.config import InputParams, WebsimConfig
+from websim_crawler.cli._inputs import find_inputs
+from websim_crawler.cli._sources import read_page
+from websim_crawler.config import WebsimConfig
 from websim_crawler.errors import PageError
 
 TRICKLE_BYTES = 100
@@ -73,8 +74,8 @@ def test_a_fifo_named_like_a_page_is_counted_not_read(tmp_path: Path, capsys: An
     pages.mkdir()
     (pages / "a.html").write_text("<html><body><p>" + "Lava flows slowly. " * 30 + "</p>")
     os.mkfifo(pages / "x.html")  # opening it for reading would block until a writer comes
-    found = page_locations([str(pages)], InputParams())
-    assert found.locations == [str(pages / "a.html")] and found.not_regular == 1
+    found = find_inputs([str(pages)], WebsimConfig.from_settings({}))
+    assert found.sources == [(str(pages / "a.html"), "html")] and found.not_regular == 1
     output = tmp_path / "out.jsonl"
     assert main(["extract", str(pages), "-o", str(output), "--workers", "0"]) == 1
     err = capsys.readouterr().err

@@ -113,9 +113,9 @@ def test_add_grows_the_index_and_counts_what_it_skips(references: Path) -> None:
     (references / "more" / "help.html").write_bytes((SITE / "help.html").read_bytes())
     (references / "more" / "empty.html").write_bytes(b"")
     finished = websim("index", "more", "-o", "refs.idx", "--add", cwd=references)
-    assert finished.returncode == 1  # a page was left out
-    assert "2 page(s) added, 1 skipped; 7 references" in finished.stderr
-    assert "problem_html" in finished.stderr
+    assert finished.returncode == 0  # an empty file is no page (told), as for every command
+    assert "2 page(s) added, 0 skipped; 7 references" in finished.stderr
+    assert "1 file(s) in folders are no page, feed or archive: not read" in finished.stderr
     finished = websim(
         "match", "more/results.html", "--index", "refs.idx", "--top", "1", cwd=references
     )
@@ -128,7 +128,7 @@ def test_add_without_an_index_and_no_page_at_all_are_errors(tmp_path: Path) -> N
     finished = websim("index", "empty.html", "-o", "refs.idx", "--add", cwd=tmp_path)
     assert finished.returncode == 2 and "build it first" in finished.stderr
     finished = websim("index", "empty.html", "-o", "refs.idx", cwd=tmp_path)
-    assert finished.returncode == 2 and "nothing written" in finished.stderr
+    assert finished.returncode == 2 and "empty.html is empty" in finished.stderr
     assert not (tmp_path / "refs.idx").exists()
 
 
@@ -189,3 +189,76 @@ def test_match_and_compare_agree_on_a_pair(references: Path, question: str) -> N
         stage["stage"]: None if stage["score"] is None else round(stage["score"], 6)
         for stage in report["stages"]
     }
+
+
+# --- one reader: index and match read every input as the other commands do ----------------------
+
+
+def two_pages() -> list[tuple[str, bytes]]:
+    return [(f"http://site.test/{name}", (SITE / name).read_bytes()) for name in PAGES[:2]]
+
+
+def written_inputs(tmp_path: Path) -> dict[str, Path]:
+    """The same two pages as a two-capture WARC, a crawl feed and a folder."""
+    from tests.support.warc_archives import write_warc
+
+    responses = [
+        (url, body, [("Content-Type", "text/html; charset=utf-8")], "200 OK")
+        for url, body in two_pages()
+    ]
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    for url, body in two_pages():
+        (folder / url.rsplit("/", 1)[1]).write_bytes(body)
+    feed = tmp_path / "pages.jsonl"
+    feed.write_text(
+        "".join(json.dumps({"url": url, "html": body.decode()}) + "\n" for url, body in two_pages())
+    )
+    return {
+        "warc": write_warc(tmp_path / "pages.warc.gz", responses, with_requests=True),
+        "feed": feed,
+        "folder": folder,
+    }
+
+
+@pytest.mark.parametrize("kind", ["warc", "feed", "folder"])
+def test_index_and_match_read_archives_feeds_and_folders_page_by_page(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A two-capture WARC is two pages (it was read as one HTML page: "1 page(s) added")."""
+    from websim_crawler.cli import main
+
+    source = written_inputs(tmp_path)[kind]
+    index, workers = str(tmp_path / "refs.idx"), ["-s", "WEBSIM_ANALYSIS_WORKERS=1"]
+    assert main(["index", str(source), "-o", index, *workers]) == 0, capsys.readouterr().err
+    assert "2 page(s) added, 0 skipped; 2 references" in capsys.readouterr().err
+    assert main(["match", str(source), "--index", index, "--top", "1", *workers]) == 0
+    lines = match_lines(capsys.readouterr().out)
+    assert len(lines) == 2
+    for line in lines:
+        [best] = line["matches"]  # each capture's best reference is itself
+        assert best["url"] == line["url"] and best["verdict"] == "similar", line
+
+
+def test_match_on_no_page_exits_2_in_one_line_and_keeps_its_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An empty feed exited 1 printing nothing (read as "no match"); a binary file exited 1
+    with its problem inside the JSON."""
+    from websim_crawler.cli import main
+
+    source = written_inputs(tmp_path)["folder"]
+    index, output = str(tmp_path / "refs.idx"), tmp_path / "out.jsonl"
+    workers = ["-s", "WEBSIM_ANALYSIS_WORKERS=1"]
+    assert main(["index", str(source), "-o", index, *workers]) == 0
+    assert main(["match", str(source), "--index", index, "-o", str(output), *workers]) == 0
+    capsys.readouterr()
+    before = output.read_bytes()
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "bin.dat").write_bytes(b"\x00\x01\x02" + bytes(range(256)) * 8)
+    for name, said in (("empty.jsonl", "is empty"), ("bin.dat", "is binary data")):
+        argv = ["match", str(tmp_path / name), "--index", index, "-o", str(output), *workers]
+        assert main(argv) == 2, name
+        captured = capsys.readouterr()
+        assert captured.err.count("\n") == 1 and said in captured.err, captured.err
+        assert captured.out == "" and output.read_bytes() == before

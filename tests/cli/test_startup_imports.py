@@ -58,6 +58,53 @@ def test_extract_imports_only_its_subcommand_and_no_heavy_library(tmp_path: Path
     assert {"tqdm", "urllib.request"} & modules == set()
 
 
+# The similarity stack: optimal transport (POT), scikit-learn, faiss, SciPy; and numpy under them.
+SIMILARITY_STACK = {"ot", "sklearn", "faiss", "scipy", "numpy"}
+
+
+def command_after(argv: list[str], cwd: Path) -> tuple[int, str, set[str]]:
+    """Run ``main(argv)`` in a fresh interpreter in ``cwd``; return its exit code, stderr and
+    the modules imported by then."""
+    script = (
+        "import contextlib, io, json, sys\nfrom websim_crawler.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    try:\n"
+        f"        code = main({argv!r})\n"
+        "    except SystemExit as exc:\n"
+        "        code = exc.code\n"
+        "print(json.dumps([code, sorted(sys.modules)]))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=cwd
+    )
+    code, modules = json.loads(result.stdout.splitlines()[-1])
+    return code, result.stderr, set(modules)
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["index", "--help"], ""),
+        (["match", "--help"], ""),
+        (["index", "page.html"], "required: -o/--output"),
+        (["index", "page.html", "-o", "refs.idx", "--add"], "--add: no index at refs.idx"),
+        (["match", "page.html"], "give the index: --index INDEX"),
+        (["match", "page.html", "--index", "missing.idx"], "no index at missing.idx"),
+    ],
+)
+def test_index_and_match_answer_help_and_a_missing_index_before_heavy_imports(
+    argv: list[str], said: str, tmp_path: Path
+) -> None:
+    """A script calling ``websim match`` per page pays start-up every time: a missing index is
+    told before the similarity stack is imported (it was about 1 s of CPU, 3 s on a busy box)."""
+    (tmp_path / "page.html").write_text(PAGE, encoding="utf-8")
+    code, err, modules = command_after(argv, tmp_path)
+    assert code == (0 if not said else 2)
+    assert said in (err.splitlines() or [""])[-1], err  # argparse prints its usage above
+    assert SIMILARITY_STACK & modules == set(), argv
+    assert "websim_crawler.core.reference_index.index" not in modules
+
+
 def test_nltk_is_imported_only_for_its_stemmer() -> None:
     snowball = modules_after(
         "from websim_crawler.core.text import keyword_tokens\n"

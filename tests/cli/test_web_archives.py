@@ -138,12 +138,11 @@ def test_similar_on_extract_output_says_what_it_skipped_and_why(
     assert main(["extract", str(archive), "-o", str(extracted)]) == 0
     capsys.readouterr()
     output = tmp_path / "pairs.json"
-    assert main(["similar", str(extracted), "-o", str(output)]) == 1
+    assert main(["similar", str(extracted), "-o", str(output)]) == 2  # nothing to compare
     captured = capsys.readouterr()
-    assert "12 skipped: 12 no_html" in captured.out  # not "0 skipped" with null scores
-    assert "12 record(s) without HTML skipped" in captured.err
-    report = json.loads(output.read_text())
-    assert report["skipped_pages"] == {"no_html": 12} and report["pairs"] == []
+    assert "left out: 12 no_html" in captured.err  # not "0 skipped" with null scores
+    assert "the stages compare pages' HTML" in captured.err and captured.err.count("\n") == 1
+    assert not output.exists()  # no empty report that reads as "nothing similar"
     # cluster and neardup use what the records carry (keywords, main text)
     assert main(["cluster", str(extracted), "-o", str(output), "--n-clusters", "3"]) == 0
     assert len(json.loads(output.read_text())["documents"]) == 12

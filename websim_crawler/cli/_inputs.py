@@ -4,10 +4,11 @@ A source is an http(s) URL, a folder, a glob pattern or a file; a file is told b
 (after gzip), never by its name: a WARC (``WARC/1.x``), a WACZ (a zip holding ``archive/*.warc``),
 a JSON Lines feed (a crawl's feed or ``websim extract`` output: ``{``) or an HTML page. Folders
 and patterns give their files of these kinds (sorted, at most ``WEBSIM_MAX_INPUT_FILES``).
-``InputReader`` yields every input as records (``records``, for cluster, similar and neardup) or
-as pages to analyse (``pages``, for extract); archives are read by ``core.warc``, feeds
-by ``FeedReader`` and pages by ``read_page``, each with its bounds; every record left out is
-counted by reason and told in one summary line.
+``InputReader`` yields every input as records (iterated: cluster, similar, neardup, index,
+match; a saved page's screenshot is the PNG of the same name beside it) or as pages to analyse
+(``pages``, for extract); archives are read by ``core.warc``, feeds by ``FeedReader`` and pages
+by ``read_page``, each with its bounds; every record left out is counted by reason and told in
+one summary line.
 """
 
 from __future__ import annotations
@@ -16,15 +17,17 @@ import glob
 import os
 import sys
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from websim_crawler.cli._sources import (
     FeedReader,
+    PageSource,
     feed_problem,
     is_url,
+    location_url,
     read_page,
 )
 from websim_crawler.config import WebsimConfig
@@ -47,6 +50,19 @@ _SNIFF_GZIP_BYTES = 64 << 10  # compressed bytes read to inflate the first _SNIF
 _GLOB_CHARACTERS = frozenset("*?[")
 KINDS = ("url", "html", "feed", "warc", "wacz")
 _EXPECTED_SKIPS = frozenset({"duplicate_url", "cut_last_line"})
+_PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".xhtml.gz")
+
+
+def screenshot_beside(location: str) -> Path | None:
+    """Return the PNG of the same name beside a saved page (``a.html`` -> ``a.png``), if any."""
+    if is_url(location):
+        return None
+    lowered = location.lower()
+    for suffix in _PAGE_SUFFIXES:
+        if lowered.endswith(suffix):
+            candidate = Path(location[: -len(suffix)] + ".png")
+            return candidate if candidate.is_file() else None
+    return None
 
 
 def sniff(path: str) -> str | None:
@@ -60,6 +76,11 @@ def sniff(path: str) -> str | None:
                 head = inflater.decompress(handle.read(_SNIFF_GZIP_BYTES), _SNIFF_BYTES)
     except (OSError, zlib.error):
         return None
+    return content_kind(head)
+
+
+def content_kind(head: bytes) -> str | None:
+    """Return the kind of input the first bytes (inflated) show: warc, wacz, feed or html."""
     kind = archive_kind(head)
     if kind is not None:
         return "wacz" if kind == "zip" else kind
@@ -122,6 +143,24 @@ def find_inputs(sources: Sequence[str], config: WebsimConfig) -> Inputs:
     return found
 
 
+def nothing_left(
+    work: str, sources: Sequence[str], skipped: Mapping[str, int], fix: str
+) -> InputFormatError:
+    """Return the error of a run that kept no page to ``work`` on, raised before its output is
+    written (an empty report would read as a negative answer; the old one stays as it was).
+
+    ``NothingUsableError`` (exit 1, inputs that failed) when pages failed their analysis, else
+    ``InputFormatError`` (exit 2: no usable input), naming the pages left out by reason.
+    """
+    reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(skipped.items()) if count)
+    error = (
+        NothingUsableError if any(r.startswith("analysis_") for r in skipped) else InputFormatError
+    )
+    return error(
+        f"no page to {work} in {', '.join(sources)} (left out: {reasons or 'none read'}); {fix}"
+    )
+
+
 def _add(found: Inputs, location: str, kind: str, limit: int) -> None:
     if len(found.sources) < limit:
         found.sources.append((location, kind))
@@ -169,16 +208,25 @@ class InputReader:
     """Read every source a command is given as records or pages, counting what is left out."""
 
     def __init__(
-        self, sources: Sequence[str], config: WebsimConfig, html_field: str = "html"
+        self,
+        sources: Sequence[str],
+        config: WebsimConfig,
+        html_field: str = "html",
+        *,
+        screenshots: bool = False,
     ) -> None:
         self.config = config
         self.html_field = html_field
+        self.screenshots = screenshots  # records of saved pages carry the PNG beside them
+        # Pages rendered before reading (websim index/match --render): location -> (HTML, PNG).
+        self.rendered: dict[str, tuple[str, bytes]] = {}
         self.inputs = find_inputs(sources, config)
         self.archives = ArchiveReport()
         self.skipped: dict[str, int] = {}  # records of pages and archives left out, by reason
         self.failed: list[str] = []
         self.page_sources = 0
         self.records_read = 0
+        self.screenshots_read = 0  # PNGs beside saved pages, read with them
         feeds = self.inputs.of_kind("feed")
         self.feeds = FeedReader(feeds, config.inputs, html_field) if feeds else None
         self.engine = ""
@@ -223,9 +271,20 @@ class InputReader:
                     if self._first(page.url):
                         self.records_read += 1
                         yield self._archive_record(page)
+            elif location in self.rendered:
+                html, shot = self.rendered[location]
+                self.page_sources += 1
+                if self._first(location_url(location)):
+                    self.records_read += 1
+                    yield {
+                        "url": location_url(location),
+                        self.html_field: html,
+                        "screenshot": shot or None,
+                    }
             else:
                 try:
                     source = read_page(location, self.config)
+                    png = self._screenshot(location)
                 except PageError as exc:
                     self.skip(exc.reason)
                     self.failed.append(str(exc))
@@ -233,12 +292,7 @@ class InputReader:
                 self.page_sources += 1
                 if self._first(source.url):
                     self.records_read += 1
-                    try:  # a fetched page's header may declare its charset, as an archive's
-                        html = record_html(source.body, source.content_type)
-                    except PageError as exc:
-                        self.skip(f"undecodable_{exc.reason}")
-                        html = b""
-                    yield {"url": source.url, self.html_field: html}
+                    yield self._page_record(source, png)
         if self.feeds is not None:
             for record in self.feeds:
                 url = record.get("url")
@@ -249,6 +303,27 @@ class InputReader:
                     self._seen.add(url)
                 self.records_read += 1
                 yield record
+
+    def _screenshot(self, location: str) -> bytes | None:
+        """Return the PNG beside a saved page when screenshots are asked for (bounded)."""
+        beside = screenshot_beside(location) if self.screenshots else None
+        if beside is None:
+            return None
+        png = read_page(str(beside), self.config).body
+        self.screenshots_read += 1
+        return png
+
+    def _page_record(self, source: PageSource, png: bytes | None) -> dict[str, Any]:
+        """Return a page read alone as a record; bytes that do not decode give no HTML."""
+        try:  # a fetched page's header may declare its charset, as an archive's
+            html: str | bytes = record_html(source.body, source.content_type)
+        except PageError as exc:
+            self.skip(f"undecodable_{exc.reason}")
+            html = b""
+        record: dict[str, Any] = {"url": source.url, self.html_field: html}
+        if self.screenshots:
+            record["screenshot"] = png
+        return record
 
     def pages(self) -> Iterator[PageInput]:
         """Yield each page to analyse, with the fields its output keeps (``websim extract``)."""

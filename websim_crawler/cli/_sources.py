@@ -1,11 +1,12 @@
-"""The one reader of inputs for every ``websim`` command: pages and crawl feeds.
+"""What the one reader (``cli._inputs``) reads with: pages, crawl feeds and their bounds.
 
-Pages are files, folders of them, gzip-compressed files (``.gz`` or gzip bytes) and http(s) URLs;
-feeds are the JSON Lines a crawl writes (``.jsonl`` or ``.jsonl.gz``). Every read is bounded:
-bytes per page (``WEBSIM_MAX_PAGE_BYTES``, the limit a crawl's analysis applies), files taken
-from folders (``WEBSIM_MAX_INPUT_FILES``), bytes per feed line (``WEBSIM_MAX_RECORD_BYTES``) and
-the wait for a URL (``WEBSIM_FETCH_TIMEOUT``). A source that cannot be used is a ``PageError``
-(pages: counted, the others go on) or an ``InputFormatError`` naming the file and the fix.
+``read_page`` reads one page (a file, gzip bytes or an http(s) URL), ``FeedReader`` the records
+of JSON Lines feeds (``.gz`` too). Every read is bounded: bytes per page
+(``WEBSIM_MAX_PAGE_BYTES``, the limit a crawl's analysis applies), bytes per feed line
+(``WEBSIM_MAX_RECORD_BYTES``) and the wait for a URL (``WEBSIM_FETCH_TIMEOUT``). A source that
+cannot be used is a ``PageError`` (pages: counted, the others go on) or an ``InputFormatError``
+naming the file and the fix. Folders, patterns and telling a file by its content are
+``cli._inputs``'s.
 """
 
 from __future__ import annotations
@@ -14,11 +15,10 @@ import codecs
 import contextlib
 import gzip
 import io
-import os
 import socket
 import stat
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -26,7 +26,6 @@ from websim_crawler.config import InputParams, WebsimConfig
 from websim_crawler.core.io import ReadReport, iter_feeds
 from websim_crawler.errors import InputFormatError, PageError
 
-PAGE_SUFFIXES = (".html", ".htm", ".xhtml", ".html.gz", ".htm.gz", ".xhtml.gz")
 _GZIP_MAGIC = b"\x1f\x8b"
 _SNIFF_BYTES = 4096
 _FEED_FIX = "give the JSON Lines a crawl writes with -O pages.jsonl"
@@ -54,60 +53,6 @@ class PageSource:
     body: bytes
     content_type: str | None
     url: str
-
-
-@dataclass
-class PageLocations:
-    """The pages a command will read, after folders were expanded."""
-
-    locations: list[str] = field(default_factory=list)
-    left_out: int = 0  # page files beyond WEBSIM_MAX_INPUT_FILES
-    not_regular: int = 0  # FIFOs, sockets and devices named like pages in folders, not read
-
-
-def page_locations(sources: Sequence[str], limits: InputParams) -> PageLocations:
-    """Expand folders into their page files (sorted, at most ``WEBSIM_MAX_INPUT_FILES`` in all).
-
-    Files and URLs are kept as given (a missing file fails when read). Raise ``InputFormatError``
-    when nothing is left to read (only empty folders, say).
-    """
-    found = PageLocations()
-    empty_folders: list[str] = []
-    for source in sources:
-        if is_url(source) or not Path(source).is_dir():
-            _take(found, source, limits)
-            continue
-        before = len(found.locations) + found.left_out
-        for page in _page_files(Path(source), found):
-            _take(found, str(page), limits)
-        if len(found.locations) + found.left_out == before:
-            empty_folders.append(source)
-    if not found.locations:
-        where = ", ".join(empty_folders) or "the arguments"
-        raise InputFormatError(
-            f"no page to read: {where} holds no {', '.join(PAGE_SUFFIXES)} file; give HTML "
-            "files, folders of them or http(s) URLs"
-        )
-    return found
-
-
-def _take(found: PageLocations, location: str, limits: InputParams) -> None:
-    if len(found.locations) < limits.max_files:
-        found.locations.append(location)
-    else:
-        found.left_out += 1
-
-
-def _page_files(folder: Path, found: PageLocations) -> Iterator[Path]:
-    """Yield the page files of a folder; a FIFO, socket or device is counted, not read."""
-    for directory, subfolders, files in os.walk(folder):
-        subfolders.sort()
-        for name in sorted(files):
-            if name.lower().endswith(PAGE_SUFFIXES):
-                if _is_regular_file(Path(directory) / name):
-                    yield Path(directory) / name
-                else:
-                    found.not_regular += 1
 
 
 def _is_regular_file(path: Path) -> bool:
@@ -255,10 +200,15 @@ class FeedReader:
         names = ", ".join(self.paths)
         skipped = sum(self.report.skipped.values())
         if skipped:
-            raise InputFormatError(
-                f"{names}: no JSON Lines record ({skipped} line(s) are not JSON objects); "
-                f"{_FEED_FIX}"
+            malformed = sum(
+                count for reason, count in self.report.skipped.items() if reason[:4] == "bad_"
             )
+            what = (
+                f"{skipped} line(s) are not JSON objects"
+                if not malformed
+                else f"{skipped} line(s) skipped, {malformed} with fields of the wrong type"
+            )
+            raise InputFormatError(f"{names}: no JSON Lines record ({what}); {_FEED_FIX}")
         raise InputFormatError(f"{names} is empty: no page to work on; {_FEED_FIX}")
 
     def problems(self) -> list[str]:

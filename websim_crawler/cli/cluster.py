@@ -12,7 +12,7 @@ from typing import Any
 from tqdm import tqdm
 
 from websim_crawler._imports import local_dask_cluster
-from websim_crawler.cli._inputs import InputReader
+from websim_crawler.cli._inputs import InputReader, nothing_left
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -73,7 +73,8 @@ def _dask_cluster(params: ClusteringParams) -> Iterator[ClusteringParams]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read the feeds, cluster, write the reports; return the exit code."""
+    """Read the feeds, cluster, write the reports; return the exit code (the reports are left
+    as they were when no page could be clustered)."""
     config = command_config(args, "cluster")
     params = config.clustering
     output = required_output(params.output, "WEBSIM_CLUSTERS_OUTPUT")
@@ -92,6 +93,15 @@ def run(args: argparse.Namespace) -> int:
     for reason, count in feeds.skipped.items():  # pages and archive records left out
         collector.report.skipped[reason] = collector.report.skipped.get(reason, 0) + count
     feeds.print_summary("cluster")
+    if not len(collector.pages):
+        kinds = "; --kind all clusters pages of every kind"
+        raise nothing_left(
+            "cluster",
+            args.input,
+            collector.report.skipped,
+            "give pages with HTML or keywords (a crawl feed, websim extract output, archives)"
+            + (kinds if collector.report.skipped.get("other_kind") else ""),
+        )
 
     hide = progress_disabled(args)
     with tqdm(desc="clustering", unit="k", disable=hide) as bar, _dask_cluster(params) as params:

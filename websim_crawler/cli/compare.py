@@ -82,6 +82,29 @@ def read_input(location: str, config: WebsimConfig) -> bytes:
         raise InputFormatError(str(exc)) from exc
 
 
+_NOT_A_PAGE = {
+    None: "binary data or plain text",
+    "feed": "a crawl feed (JSON Lines)",
+    "warc": "a WARC archive",
+    "wacz": "a WACZ archive",
+}
+
+
+def read_html(location: str, config: WebsimConfig) -> bytes:
+    """Return the bytes of a page to compare; anything but HTML is an ``InputFormatError`` (a
+    binary file compared as a page would read as "dissimilar", exit 1: bad input is exit 2)."""
+    from websim_crawler.cli._inputs import content_kind
+
+    body = read_input(location, config)
+    if not body.strip():
+        raise InputFormatError(f"{location} is empty, not an HTML page")
+    kind = content_kind(body[:4096])
+    if kind != "html":
+        fix = "; give --from SOURCE and the URLs of two of its pages" if kind else ""
+        raise InputFormatError(f"{location} is {_NOT_A_PAGE[kind]}, not an HTML page{fix}")
+    return body
+
+
 def archived_pages(sources: list[str], urls: list[str], config: WebsimConfig) -> list[str | bytes]:
     """Return the HTML of the pages with these URLs in the sources (read until both are found)."""
     from websim_crawler.cli._inputs import InputReader
@@ -228,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
         screenshots = [None, None]
         urls = [args.url_a or locations[0], args.url_b or locations[1]]
     else:
-        pages = [read_input(location, config) for location in locations]
+        pages = [read_html(location, config) for location in locations]
         screenshots = [None, None]
     for slot, option in enumerate((args.screenshot_a, args.screenshot_b)):
         if option:

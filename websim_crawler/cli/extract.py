@@ -9,6 +9,7 @@ import sys
 from collections import Counter, deque
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import TextIO
 
 from websim_crawler.cli._inputs import InputReader, PageInput
 from websim_crawler.cli._settings import (
@@ -20,7 +21,7 @@ from websim_crawler.cli._settings import (
     report_problems,
 )
 from websim_crawler.core.io import atomic_writer, check_output_path
-from websim_crawler.errors import NothingUsableError
+from websim_crawler.errors import InputFormatError, NothingUsableError
 from websim_crawler.workers.pool import AnalysisPool
 from websim_crawler.workers.tasks import PageOutcome
 
@@ -50,7 +51,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def run(args: argparse.Namespace) -> int:
-    """Analyse every page; 0 when all were analysed, 1 when some failed, 2 when none was read."""
+    """Analyse every page; 0 when all were analysed, 1 when some failed, 2 when none was read
+    (then ``-o`` is left as it was)."""
     config = command_config(args, "extract")
     if args.output:
         check_output_path(args.output)
@@ -82,6 +84,9 @@ def run(args: argparse.Namespace) -> int:
             if streamed or single_pages > 1
             else outcomes
         )
+        # Pages that could not be read are held until one could: when none could, the run is
+        # one error line and writes nothing (stdout too), rather than a line per page.
+        held: list[tuple[str, str]] = []  # (output line, message)
         for outcome in shown:
             page = pending.popleft()
             record = outcome.record
@@ -90,19 +95,22 @@ def run(args: argparse.Namespace) -> int:
                 failures[reason] += 1
                 record = {"url": page.fields.get("url", page.location), "error": reason}
                 record["message"] = outcome.message
-                print(f"websim extract: {outcome.message}", file=sys.stderr)
             else:
                 analysed += 1
-            output.write(json.dumps({**record, **page.fields}, ensure_ascii=False) + "\n")
+            line = json.dumps({**record, **page.fields}, ensure_ascii=False) + "\n"
+            held.append((line, outcome.message if outcome.record is None else ""))
+            if inputs.records_read:
+                _release(held, output)
+        if inputs.records_read:
+            _release(held, output)
+        else:  # raised inside the writer: the old output stays as it was
+            unread = [message for _line, message in held if message]
+            told = "; ".join(filter(None, [inputs.summary(), *inputs.problems(), *unread]))
+            error = NothingUsableError if inputs.archives_read_in_vain else InputFormatError
+            raise error(
+                f"no page could be read of {_described(inputs)}" + (f" ({told})" if told else "")
+            )
     problems = inputs.problems()
-    if not inputs.records_read:  # one line: what was read and why nothing was usable
-        told = "; ".join(filter(None, [inputs.summary(), *problems]))
-        print(
-            f"websim extract: no page could be read of {_described(inputs)}"
-            + (f" ({told})" if told else ""),
-            file=sys.stderr,
-        )
-        return NothingUsableError.exit_code if inputs.archives_read_in_vain else 2
     inputs.print_summary("extract")
     if failures:
         summary = ", ".join(f"{count} {reason}" for reason, count in sorted(failures.items()))
@@ -119,6 +127,15 @@ def run(args: argparse.Namespace) -> int:
     return report_problems("extract", problems)
 
 
+def _release(held: list[tuple[str, str]], output: TextIO) -> None:
+    """Write the held lines and tell the held messages (pages that failed), in order."""
+    for line, message in held:
+        if message:
+            print(f"websim extract: {message}", file=sys.stderr)
+        output.write(line)
+    held.clear()
+
+
 def _queued(
     pages: Iterator[PageInput], pending: deque[PageInput]
 ) -> Iterator[tuple[bytes | str, str | None, str | None] | PageOutcome]:
@@ -130,6 +147,4 @@ def _queued(
 
 def _described(inputs: InputReader) -> str:
     sources = inputs.inputs.sources
-    if len(sources) == 1 and sources[0][1] in ("html", "url"):
-        return "1"
     return ", ".join(location for location, _kind in sources[:5]) + (", ..." if sources[5:] else "")

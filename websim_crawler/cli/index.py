@@ -1,7 +1,8 @@
 """``websim index PAGES... -o INDEX``: build a reference index of known pages for ``websim match``.
 
-Each page (saved files with a screenshot PNG beside them, folders, http(s) URLs, crawl feeds;
-``--render`` renders and screenshots them) is analysed in the worker pool with a page's budget,
+Each page (saved files with a screenshot PNG beside them, folders, http(s) URLs, crawl feeds,
+WARC/WACZ archives: read by the one reader, told by content; ``--render`` renders and
+screenshots the files and URLs) is analysed in the worker pool with a page's budget,
 and its features for the four stages are kept in the index with its stage sketches. ``--add``
 adds the pages to an existing index. A page whose features cannot be built completely is left
 out and counted.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.cli._page_records import add_page_sources, take_pages
 from websim_crawler.cli._settings import (
@@ -22,8 +23,10 @@ from websim_crawler.cli._settings import (
     command_config,
 )
 from websim_crawler.core.io import check_output_path
-from websim_crawler.core.reference_index import ReferenceIndex
-from websim_crawler.errors import ConfigError
+from websim_crawler.errors import ConfigError, InputFormatError
+
+if TYPE_CHECKING:  # the similarity stack (POT, scikit-learn, faiss) loads in run, not for --help
+    from websim_crawler.core.reference_index import ReferenceIndex
 
 
 def register(subparsers: Any) -> None:
@@ -58,23 +61,27 @@ class _Taken:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Build or extend the index; exit 0, or 1 when some page was left out."""
+    """Build or extend the index; exit 0, or 1 when some page was left out, 2 when none was
+    added (the index file left as it was)."""
     config = command_config(args, "index")
+    if args.add and not Path(args.output).is_file():
+        raise ConfigError(f"--add: no index at {args.output}: build it first without --add")
+    if not args.add:
+        check_output_path(args.output)
+    from websim_crawler.core.reference_index import ReferenceIndex  # after the checks: start-up
+
     if args.add:
-        if not Path(args.output).is_file():
-            raise ConfigError(f"--add: no index at {args.output}: build it first without --add")
         index = ReferenceIndex.load(args.output, config.similarity, config.matching)
     else:
-        check_output_path(args.output)
         index = ReferenceIndex(config.similarity, config.matching)
     before, skipped_before = len(index), sum(index.skipped.values())
-    problems = take_pages(_Taken(index), args, config)
+    problems = take_pages(_Taken(index), args, config, "index")
     for problem in problems:
         print(f"websim index: {problem}", file=sys.stderr)
-    if not len(index):
-        raise ConfigError("no page could be indexed: nothing written")
-    index.save(args.output)
     added = len(index) - before
+    if not added:  # the index on disk, if any, stays as it was
+        raise InputFormatError("no page could be indexed: nothing written")
+    index.save(args.output)
     skipped = sum(index.skipped.values()) - skipped_before
     reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(index.skipped.items()))
     print(

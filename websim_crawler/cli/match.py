@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
-
-import orjson
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.cli._page_records import add_page_sources, take_pages
 from websim_crawler.cli._settings import (
@@ -23,14 +22,10 @@ from websim_crawler.cli._settings import (
     command_config,
 )
 from websim_crawler.core.io import atomic_write_text, check_output_path
-from websim_crawler.core.reference_index import (
-    MAX_POSTINGS_READ,
-    ReferenceIndex,
-    has_similar,
-    match_line,
-    prepared_page,
-)
-from websim_crawler.errors import ConfigError, PageError
+from websim_crawler.errors import ConfigError, InputFormatError, PageError
+
+if TYPE_CHECKING:  # the similarity stack (POT, scikit-learn, faiss) loads in run, once needed
+    from websim_crawler.core.reference_index import ReferenceIndex
 
 
 def register(subparsers: Any) -> None:
@@ -59,6 +54,10 @@ class _Matcher:
         self.similar = 0
 
     def add(self, record: Any) -> str | None:
+        import orjson
+
+        from websim_crawler.core.reference_index import has_similar, match_line, prepared_page
+
         try:
             page = prepared_page(record)
         except PageError as exc:
@@ -77,13 +76,24 @@ class _Matcher:
 def run(args: argparse.Namespace) -> int:
     """Match every page; exit 0 when one has a similar reference, 1 when none, 2 on errors."""
     config = command_config(args, "match")
+    # Told before the heavy imports: a script calling websim match per page pays them each time.
     if not config.matching.index:
         raise ConfigError("give the index: --index INDEX (or -s WEBSIM_MATCH_INDEX=INDEX)")
+    if not Path(config.matching.index).is_file():
+        raise ConfigError(
+            f"no index at {config.matching.index}: build it with websim index PAGES... -o INDEX"
+        )
     if args.output:
         check_output_path(args.output)
+    from websim_crawler.core.reference_index import MAX_POSTINGS_READ, ReferenceIndex
+
     index = ReferenceIndex.load(config.matching.index, config.similarity, config.matching)
     matcher = _Matcher(index)
-    problems = take_pages(matcher, args, config) + matcher.errors
+    problems = take_pages(matcher, args, config, "match") + matcher.errors
+    if not matcher.lines:  # no page could be matched: -o stays as it was
+        raise InputFormatError(
+            "no page could be matched" + (f": {'; '.join(problems)}" if problems else "")
+        )
     text = "".join(line + "\n" for line in matcher.lines)
     if args.output:
         atomic_write_text(args.output, text)

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from websim_crawler._imports import local_dask_cluster, require
-from websim_crawler.cli._inputs import InputReader
+from websim_crawler.cli._inputs import InputReader, nothing_left
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -77,6 +77,13 @@ def run(args: argparse.Namespace) -> int:
             report = finder.finish()
         report.stats["input_lines_skipped"] = dict(feeds.report.skipped)
         report.stats["input_records_skipped"] = dict(sorted(feeds.skipped.items()))
+    if not report.stats["pages"]["indexed"]:
+        raise nothing_left(
+            "index",
+            args.input,
+            _left_out(report),
+            "give pages with HTML or main text (a crawl feed, websim extract output, archives)",
+        )
     atomic_write_json(output, report.to_dict())
     classes = report.stats["classes"]
     print(
@@ -87,6 +94,14 @@ def run(args: argparse.Namespace) -> int:
     if over_budget:
         lines.append(f"{over_budget} page(s) could not be analysed")
     return report_problems("neardup", lines)
+
+
+def _left_out(report: NeardupReport) -> dict[str, int]:
+    """Return the pages left out by reason: dropped by the finder or before it, by the reader."""
+    left = dict(report.stats["pages"].get("dropped", {}))
+    for reason, count in report.stats.get("input_records_skipped", {}).items():
+        left[reason] = left.get(reason, 0) + count
+    return left
 
 
 def _run_dask(

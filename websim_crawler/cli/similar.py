@@ -12,7 +12,7 @@ import argparse
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from websim_crawler.cli._inputs import InputReader
+from websim_crawler.cli._inputs import InputReader, nothing_left
 from websim_crawler.cli._settings import (
     add_progress_option,
     add_setting_flags,
@@ -68,6 +68,14 @@ def run(args: argparse.Namespace) -> int:
         collector.skipped[reason] = collector.skipped.get(reason, 0) + count
     feeds.print_summary("similar")
     pages = collector.finish()
+    if not pages:
+        raise nothing_left(
+            "compare",
+            args.input,
+            collector.skipped,
+            "the stages compare pages' HTML: give the crawl feed or the WARC, not websim "
+            "extract output",
+        )
     problems = sum(1 for page in pages if page.problems)
     result = find_similar_pairs(
         pages, params, lambda pairs: progress(pairs, args, desc="pairs", unit="pair")
@@ -95,8 +103,6 @@ def run(args: argparse.Namespace) -> int:
             f"{collector.skipped['no_html']} record(s) without HTML skipped: the stages compare "
             "pages' HTML (give the crawl feed or the WARC, not websim extract output)"
         )
-    if not pages:
-        lines.append("no page left to compare")
     over_budget = sum(
         count for reason, count in collector.skipped.items() if reason.startswith("analysis_")
     )

@@ -164,12 +164,13 @@ def test_cli_kind_results_and_bad_arguments(
 ) -> None:
     feed, output = tmp_path / "pages.jsonl", tmp_path / "c.json"
     write_feed(feed, crawl_records())
+    # No result page to cluster: an input error, not an empty report that reads as "no clusters"
     assert (
-        main(["cluster", str(feed), "-o", str(output), "--kind", "results", "--no-progress"]) == 0
+        main(["cluster", str(feed), "-o", str(output), "--kind", "results", "--no-progress"]) == 2
     )
-    report = json.loads(output.read_text(encoding="utf-8"))
-    assert report["documents"] == []
-    assert report["input"]["skipped"] == {"other_kind": 18, "duplicate_url": 1, "no_keywords": 1}
+    err = capsys.readouterr().err
+    assert "left out: 1 duplicate_url, 1 no_keywords, 18 other_kind" in err
+    assert "--kind all clusters pages of every kind" in err and not output.exists()
 
     assert main(["cluster", str(feed), "-o", str(output), "--n-clusters", "lots"]) == 2
     assert "--n-clusters must be a positive integer or 'auto'" in capsys.readouterr().err
