@@ -164,6 +164,16 @@ class RedisKeys:
         return f"{self.base}:seeds"
 
     @property
+    def surfacing_events(self) -> str:
+        """What a surfacing crawl's workers chose and saw, in order (a list of JSON events)."""
+        return f"{self.base}:surfacing:events"
+
+    @property
+    def surfacing_chosen(self) -> str:
+        """The queries a surfacing crawl's workers chose (a set): each is chosen once."""
+        return f"{self.base}:surfacing:chosen"
+
+    @property
     def workers(self) -> str:
         """The ids of the workers that may hold leases (a set)."""
         return f"{self.base}:workers"
@@ -239,6 +249,8 @@ class RedisKeys:
             self.dead_letter,
             self.page_count,
             self.budgets,
+            self.surfacing_events,
+            self.surfacing_chosen,
         )
 
 

@@ -24,9 +24,12 @@ logger = logging.getLogger(__name__)
 class SurfacingJournal:
     """The surfacing events of one JOBDIR, read back once and appended to after."""
 
+    shared = False  # one crawl process writes it (see distributed.surfacing_journal for Redis)
+
     def __init__(self, path: Path) -> None:
         self.path = path
         self._handle: IO[bytes] | None = None
+        self._read = False
 
     @classmethod
     def of(cls, settings: SettingsLike) -> SurfacingJournal | None:
@@ -34,8 +37,19 @@ class SurfacingJournal:
         path = state_path(settings, "surfacing", ".jsonl")
         return cls(path) if path is not None else None
 
-    def events(self) -> Iterator[dict[str, Any]]:
-        """Yield the events an earlier run of this JOBDIR wrote (none for a fresh crawl)."""
+    def new_events(self) -> list[dict[str, Any]]:
+        """Return the events an earlier run of this JOBDIR wrote, once (none for a fresh crawl:
+        this process applies its own events as it writes them)."""
+        if self._read:
+            return []
+        self._read = True
+        return list(self._events())
+
+    def claim(self, query: str) -> bool:
+        """Claim ``query``: always granted, this process is the only one choosing."""
+        return True
+
+    def _events(self) -> Iterator[dict[str, Any]]:
         if not self.path.is_file():
             return
         with self.path.open("rb") as handle:

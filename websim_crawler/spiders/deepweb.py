@@ -113,7 +113,7 @@ class DeepWebSpider(SearchEntrance):
             else []
         )
         # Surfacing: no queries given, or queries=auto (a queries_file then seeds it); a Redis
-        # worker given no queries takes them from Redis instead (see configure).
+        # worker surfaces with queries=auto only (given none, it takes seeds: see configure).
         self.asks_auto = auto
         self.surfaces = auto or (queries is None and queries_file is None)
         self.max_queries = (
@@ -156,17 +156,14 @@ class DeepWebSpider(SearchEntrance):
         if self.seeded and not self.asks_auto:
             self.surfaces = False  # a worker: its queries come from 'websim seed deepweb'
         if self.surfaces:
-            if self.seeded:
-                raise ConfigError(
-                    "deepweb: surfacing (no queries, or -a queries=auto) runs on one machine; "
-                    "a Redis worker takes its queries from 'websim seed deepweb'"
-                )
             self.surfacing = Surfacing.of(
                 self.surfacing_params,
                 self.settings,
                 max_queries=self.max_queries,
                 max_pages=self.max_pages,
                 given=self.queries,
+                distributed=self.distributed if self.seeded else None,
+                spider_name=self.name,
             )
         logger.info(
             "deepweb: %s, up to %d result pages each, records %s, rendering %s",

@@ -14,6 +14,7 @@ from typing import Any
 
 from lxml import etree
 
+from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.core.crawling import ResultRecords
 from websim_crawler.core.surfacing import (
     ANSWERS_NOTHING,
@@ -27,6 +28,7 @@ from websim_crawler.core.surfacing import (
     result_count,
 )
 from websim_crawler.core.text import detect_language
+from websim_crawler.distributed.surfacing_journal import SharedSurfacingJournal
 from websim_crawler.frontier.surfacing_journal import SurfacingJournal
 
 logger = logging.getLogger(__name__)
@@ -41,7 +43,7 @@ class Surfacing:
         *,
         max_pages: int,
         given: Iterable[str] = (),
-        journal: SurfacingJournal | None = None,
+        journal: SurfacingJournal | SharedSurfacingJournal | None = None,
     ) -> None:
         self.params = params
         self.max_pages = max_pages
@@ -61,11 +63,17 @@ class Surfacing:
         max_queries: int | None,
         max_pages: int,
         given: Iterable[str],
+        distributed: DistributedParams | None = None,
+        spider_name: str = "deepweb",
     ) -> Surfacing:
-        """Build the surfacing of a crawl (``max_queries`` overrides the setting)."""
+        """Build the surfacing of a crawl (``max_queries`` overrides the setting); with
+        ``distributed`` (a Redis crawl) its journal is the workers' shared one."""
         if max_queries is not None:
             params = dataclasses.replace(params, max_queries=max_queries)
-        return cls(params, max_pages=max_pages, given=given, journal=SurfacingJournal.of(settings))
+        journal: SurfacingJournal | SharedSurfacingJournal | None = SurfacingJournal.of(settings)
+        if distributed is not None and distributed.redis_url is not None:
+            journal = SharedSurfacingJournal.of(distributed, spider_name)
+        return cls(params, max_pages=max_pages, given=given, journal=journal)
 
     def begin(
         self,
@@ -76,7 +84,8 @@ class Surfacing:
         """Start the planner in the site's language, seeded by the given queries, the search
         form's own words and the start page's; with the form's other inputs (``form``: its
         inputs, the fixed values of its required typed inputs, its query field), probe its
-        selects, radios and checkboxes first. An earlier run of the JOBDIR is replayed."""
+        selects, radios and checkboxes first. An earlier run of the JOBDIR, or the other workers'
+        events in Redis, are replayed."""
         language = detect_language(page_text or form_text)
         planner = QueryPlanner(self.params, language=language, max_pages=self.max_pages)
         for text in (" ".join(self.given), form_text, page_text):
@@ -85,17 +94,15 @@ class Surfacing:
             inputs, fixed, self.query_field = form
             plan = FormPlan(inputs, fixed, self.query_field, self.params.max_input_values)
             self.form_plan = plan if plan.inputs else None
-        if self.journal is not None:
-            events = list(self.journal.events())
-            planner.replay(events)
-            self._replay_form_plan(events)
-            if planner.queries:
-                logger.info(
-                    "deepweb surfacing: resumed with %d queries asked, %d records reached",
-                    planner.queries,
-                    planner.records,
-                )
         self.planner = planner
+        self._catch_up()
+        if planner.queries:
+            logger.info(
+                "deepweb surfacing: %s with %d queries asked, %d records reached",
+                "joined the other workers" if self._shared else "resumed",
+                planner.queries,
+                planner.records,
+            )
         logger.info(
             "deepweb surfacing: choosing up to %d queries (language %s), %d at a time",
             self.params.max_queries,
@@ -110,6 +117,7 @@ class Surfacing:
         planner = self.planner
         if planner is None:
             return []
+        self._catch_up()
         chosen: list[str] = []
         plan = self.form_plan
         while len(planner.in_flight()) < self.params.concurrent_queries:
@@ -123,6 +131,8 @@ class Surfacing:
                 query = planner.next_query()
             if query is None:
                 break
+            if self.journal is not None and not self.journal.claim(query):
+                continue  # another worker chose it first: its answer comes through the journal
             self._journal({"event": "chosen", "query": query})
             chosen.append(query)
         return chosen
@@ -144,24 +154,48 @@ class Surfacing:
                 why,
             )
 
-    def _replay_form_plan(self, events: list[dict[str, Any]]) -> None:
-        plan = self.form_plan
+    def _apply(self, event: dict[str, Any]) -> None:
+        """Apply one event (this process's, a resumed run's or another worker's)."""
+        assert self.planner is not None
+        self.planner.replay([event])
+        plan, query = self.form_plan, str(event.get("query", ""))
         if plan is None:
             return
-        for event in events:
-            query = str(event.get("query", ""))
-            if event.get("event") == "chosen":
-                plan.replay_chosen(query)
-            elif event.get("event") == "page":
-                count = event.get("count") or {}
-                plan.observe(
-                    query,
-                    list(event.get("records") or {}),
-                    ResultCount(count.get("matches"), count.get("shown_cap"), count.get("total")),
-                    bool(event.get("has_next")),
-                )
-            elif event.get("event") == "finished" and self.planner is not None:
-                plan.finish(query, self.planner.was_capped(query))
+        if event.get("event") == "chosen":
+            plan.replay_chosen(query)
+        elif event.get("event") == "page":
+            count = event.get("count") or {}
+            plan.observe(
+                query,
+                list(event.get("records") or {}),
+                ResultCount(count.get("matches"), count.get("shown_cap"), count.get("total")),
+                bool(event.get("has_next")),
+            )
+        elif event.get("event") == "finished":
+            plan.finish(query, self.planner.was_capped(query))
+            total = plan.partition_total()
+            if total is not None:
+                self.planner.note_total(total)
+
+    @property
+    def _shared(self) -> bool:
+        return self.journal is not None and self.journal.shared
+
+    def _catch_up(self) -> None:
+        """Apply the events this process has not seen: a resumed run's, other workers'."""
+        if self.journal is not None and self.planner is not None:
+            for event in self.journal.new_events():
+                self._apply(event)
+
+    def _emit(self, event: dict[str, Any]) -> None:
+        """Record an event: applied and journaled; through the shared journal with Redis, so
+        every worker applies the events in one order."""
+        if self._shared:  # (a worker may fetch others' result pages before its own start page)
+            self._journal(event)
+            self._catch_up()
+        elif self.planner is not None:
+            self._apply(event)
+            self._journal(event)
 
     def result_page(
         self,
@@ -174,14 +208,10 @@ class Surfacing:
     ) -> bool:
         """Account for a result page; return whether its next page is to be fetched (every
         answer is read to its end, within ``max_pages``)."""
-        assert self.planner is not None
         snippets = record_snippets(root, url, found.links, self.params.snippet_chars)
         records = {record_key(link, query): snippets.get(link, "") for link in found.links}
         count = result_count(root)
-        self.planner.add_result_page(query, records, count, has_next=has_next)
-        if self.form_plan is not None:
-            self.form_plan.observe(query, list(records), count, has_next)
-        self._journal(
+        self._emit(
             {
                 "event": "page",
                 "query": query,
@@ -198,35 +228,26 @@ class Surfacing:
 
     def failed(self, query: str) -> None:
         """Account for a result page the site answered with an error."""
-        if self.planner is not None:
-            self.planner.add_failure(query)
-            self._journal({"event": "failed", "query": query})
+        self._emit({"event": "failed", "query": query})
 
     def finished(self, query: str) -> None:
         """Mark a query's answer complete."""
-        if self.planner is not None:
-            self.planner.finish(query)
-            self._journal({"event": "finished", "query": query})
-            if self.form_plan is not None:
-                self.form_plan.finish(query, self.planner.was_capped(query))
-                total = self.form_plan.partition_total()
-                if total is not None:
-                    self.planner.note_total(total)
+        self._emit({"event": "finished", "query": query})
 
     def finish_dangling(self) -> None:
-        """Mark complete every query still waiting (the crawl went idle: nothing more comes)."""
-        if self.planner is not None:
+        """Mark complete every query still waiting (the crawl went idle: nothing more comes).
+        Not with Redis: a waiting query may be another worker's, and a dead worker's leased
+        requests come back."""
+        if self.planner is not None and not self._shared:
             for query in self.planner.in_flight():
                 self.finished(query)
 
     def record_page(self, url: str, query: str, keywords: Mapping[str, Any] | None) -> None:
         """Add an analysed record page's keywords to its record's terms."""
-        if self.planner is None or not keywords:
+        if not keywords:
             return
         key = record_key(url, query)
-        words = [str(word) for word in keywords]
-        self.planner.add_record_terms(key, words)
-        self._journal({"event": "record_terms", "key": key, "words": words})
+        self._emit({"event": "record_terms", "key": key, "words": [str(word) for word in keywords]})
 
     def close(self, stats: Any) -> None:
         """Log the end-of-crawl line and keep the outcome in the stats."""
@@ -235,6 +256,7 @@ class Surfacing:
         planner = self.planner
         if planner is None:
             return
+        self._catch_up()
         estimate = planner.estimate()
         values: dict[str, Any] = {
             "websim/surfacing/queries": planner.queries,
