@@ -824,3 +824,43 @@ def launchers() -> dict[str, Any]:
         DokuWiki.name: DokuWiki,
         **generated,
     }
+
+
+@dataclass
+class SurfacedApp:
+    """What a deepweb crawl with no queries (surfacing) reached of a gallery application."""
+
+    exit_code: int
+    reached: set[int]  # corpus record numbers linked from its result pages
+    stats: dict[str, Any]
+    log: str
+
+
+def surface_app(app: Any, folder: Path, max_queries: int = 100) -> SurfacedApp:
+    """Run ``scrapy crawl deepweb`` on ``app`` with no queries (the spider chooses them)."""
+    output, stats_file = folder / f"{app.name}.jsonl", folder / f"{app.name}-stats.json"
+    template = getattr(app, "query_template", None)
+    start = (
+        ["-a", f"query_template={app.url}{template}"]
+        if template
+        else ["-a", f"start_url={app.url}{app.start_path}"]
+    )
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output), *start,
+        "-a", f"max_queries={max_queries}", "-s", "ROBOTSTXT_OBEY=False",
+        "-s", "AUTOTHROTTLE_ENABLED=False", "-s", f"WEBSIM_STATS_OUTPUT={stats_file}",
+        "-s", "WEBSIM_CHUNK_DETAIL=none", "-s", "WEBSIM_ANALYSIS_WORKERS=0",
+    ]  # fmt: skip
+    environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    done = subprocess.run(
+        command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=1800
+    )
+    reached: set[int] = set()
+    lines = output.read_text(encoding="utf-8").splitlines() if output.exists() else []
+    for line in lines:
+        item = json.loads(line)
+        if item["kind"] == "results":
+            numbers = (app.record_number(link) for link in item.get("links") or [])
+            reached.update(number for number in numbers if number is not None)
+    stats = json.loads(stats_file.read_text(encoding="utf-8")) if stats_file.exists() else {}
+    return SurfacedApp(done.returncode, reached, stats, done.stderr)

@@ -176,10 +176,11 @@ class DeepWebSpider(SearchEntrance):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         """Fetch the start page (search form, site template), or go straight to the template.
 
-        A surfacing crawl given only a template fetches its site's home page for first terms.
+        A surfacing crawl given only a template takes its first terms from the template's answer
+        to an empty query (a listing on most sites; the site's home page may not exist).
         """
         if self.start_url is None and self.surfaces and self.query_template is not None:
-            self.start_url = origin_of(self.query_template) + "/"
+            self.start_url = self.query_template.format(query="")
         if self.start_url is not None:
             # A worker, or a crawl resumed from JOBDIR, must read the form itself: fetch the page
             # on this worker, past the duplicate filter. Otherwise links back are not refetched.

@@ -65,3 +65,6 @@ def test_a_record_reached_by_two_queries_is_one_record() -> None:
     assert record_key("http://h/item?id=7&q=bees", "bees") == "http://h/item?id=7"
     assert record_key("http://h/item?id=7", "7") == "http://h/item"  # the query's own value
     assert record_key("http://h/item?id=7", "bees") == "http://h/item?id=7"
+    django = "http://h/admin/doc/10/change/?_changelist_filters=p%3D2%26q%3Dextension"
+    assert record_key(django, "extension") == "http://h/admin/doc/10/change/"
+    assert record_key("http://h/r?id=7&q=honey+bees", "bees honey") == "http://h/r?id=7"

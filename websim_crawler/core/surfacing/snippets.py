@@ -8,6 +8,7 @@ page: each record anchor is charged to at most ``_MAX_DEPTH`` ancestors.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from urllib.parse import parse_qsl, unquote_plus, urlencode, urlsplit, urlunsplit
 
@@ -18,6 +19,7 @@ from websim_crawler.core.urls import absolute_url
 
 _MAX_DEPTH = 12  # how far above its link a record's item may be (as the data regions look)
 _MIXED = ""  # an ancestor that holds the links of several records
+_WORD = re.compile(r"\w+")
 
 
 def record_snippets(
@@ -65,14 +67,14 @@ def _bounded_text(element: etree._Element, max_chars: int) -> str:
 
 def record_key(url: str, query: str) -> str:
     """Return the identity of a record link: the URL without its fragment and without query
-    parameters that only carry the query (Sphinx's ``?highlight=word``, a wiki's ``&search=``),
-    so that one record reached by two queries is one record."""
+    parameters that carry the query (Sphinx's ``?highlight=word``, a wiki's ``&search=``,
+    Django admin's ``?_changelist_filters=q%3Dword%26p%3D2``: a parameter whose value holds
+    every word of the query), so that one record reached by two queries is one record."""
     parts = urlsplit(url)
-    words = {word.lower() for word in query.split()}
-    wanted = query.strip().lower()
+    words = set(_WORD.findall(query.lower()))
     kept = [
         (name, value)
         for name, value in parse_qsl(parts.query, keep_blank_values=True)
-        if unquote_plus(value).strip().lower() not in (wanted, *words) or not wanted
+        if not words or not words <= set(_WORD.findall(unquote_plus(value).lower()))
     ]
     return urlunsplit((parts.scheme, parts.netloc, parts.path, urlencode(kept), ""))
