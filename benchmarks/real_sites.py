@@ -10,6 +10,7 @@ tf-idf + k-means baseline against the section labels. The query-routed applicati
 DokuWiki) and the generated routed sites (``routed-*``) are issue 33's.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py [--only NAME ...]
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py --surfacing 100   # no queries
     PYTHONPATH=$PWD .venv/bin/python benchmarks/real_sites.py --routed-seeds 3
 
 With ``--runs N``, each application named by ``--only`` is crawled N times in a row (with
@@ -49,6 +50,7 @@ from support.real_apps import (  # noqa: E402
     corpus,
     crawl_app,
     launchers,
+    surface_app,
 )
 from support.result_pages import result_page_account  # noqa: E402
 from support.routed_site import Variant, routed_launcher  # noqa: E402
@@ -97,8 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=0, metavar="N", help="crawl each app N times")
     parser.add_argument("--queries", nargs="*", default=(), help="with --runs: the queries")
     parser.add_argument("--loaded", action="store_true", help="with --runs: every core busy")
+    parser.add_argument(
+        "--surfacing",
+        type=int,
+        default=0,
+        metavar="Q",
+        help="crawl each application with no queries (surfacing, at most Q queries) and print "
+        "the records reached of the corpus, queries, result pages and the size estimate",
+    )
     args = parser.parse_args(argv)
     records = corpus()
+    if args.surfacing:
+        return surfacing_table(records, args.only, args.surfacing)
     if args.runs:
         for name in args.only or []:
             repeated_runs(name, launchers()[name], records, args.runs, tuple(args.queries), args)
@@ -144,6 +156,39 @@ def main(argv: Sequence[str] | None = None) -> int:
             met["no list dropped"] += dropped == "0"
     if args.routed_seeds:
         print(f"of {len(named)} generated sites: " + ", ".join(f"{k} {v}" for k, v in met.items()))
+    return 0
+
+
+def surfacing_table(records: list[Any], only: Sequence[str] | None, max_queries: int) -> int:
+    """Surface every application with no queries; one row each."""
+    print(
+        f"{'application':<28} {'reached':>7} {'of':>4} {'coverage':>8} {'queries':>7} "
+        f"{'pages':>5} {'estimate':>22} stopped"
+    )
+    for name, launcher in launchers().items():
+        if only and name not in only:
+            continue
+        with tempfile.TemporaryDirectory() as workdir:
+            try:
+                with launcher(records, Path(workdir) / "app") as app:
+                    surfaced = surface_app(app, Path(workdir), max_queries)
+            except AppMissing as missing:
+                print(f"{name:<28} skipped: {missing}")
+                continue
+        stats = surfaced.stats
+        estimate = (
+            f"{stats.get('websim/surfacing/estimate')} "
+            f"({stats.get('websim/surfacing/estimate_low')}-"
+            f"{stats.get('websim/surfacing/estimate_high')})"
+        )
+        print(
+            f"{name:<28} {len(surfaced.reached):>7} {len(records):>4} "
+            f"{len(surfaced.reached) / len(records):>8.3f} "
+            f"{stats.get('websim/surfacing/queries', 0):>7} "
+            f"{stats.get('websim/surfacing/result_pages', 0):>5} {estimate:>22} "
+            f"{stats.get('websim/surfacing/stopped', 'exit ' + str(surfaced.exit_code))}",
+            flush=True,
+        )
     return 0
 
 
