@@ -73,6 +73,9 @@ class InputReport:
 class DocumentCollector:
     """Select the pages to cluster from crawl records: by kind, first of each URL, with keywords.
 
+    Takes records (``dict``: a feed line, ``read_pages`` after ``analyse_page``) one at a time
+    with ``add``; ``finish`` returns the ``PageCollection`` ``cluster_documents`` takes.
+
     The pages kept go into a compact ``PageCollection`` (no per-page dicts are held).
     """
 
@@ -202,6 +205,9 @@ def cluster_documents(
     on_candidate: Callable[[CandidateScore], None] | None = None,
 ) -> ClusteringResult:
     """Cluster the documents; an empty or tiny collection gives a valid, possibly empty result.
+
+    Takes a ``PageCollection`` (``DocumentCollector.finish``) or ``PageToCluster`` items (URL
+    and keyword counts); returns a ``ClusteringResult`` (memberships, top keywords, validity).
 
     The documents are clustered in the order of their URLs, not in the order they came in: the
     same pages give the same clusters whatever the order a crawl delivered them in. The result

@@ -202,6 +202,8 @@ class ReferenceIndex:
     ``add`` a page's ``PageFeatures`` (``core.similarity.comparison.page_features``) or
     ``add_record`` a prepared record (``core.stages``); ``query`` a page for its best references;
     ``save`` and ``ReferenceIndex.load`` the index file.
+
+    Takes ``PageFeatures`` (``add``, ``query``); ``query`` returns a list of ``Match``, best first.
     """
 
     def __init__(
