@@ -272,11 +272,6 @@ class NearDuplicateFinder:
             return exc.reason
         return self.add_page(page)
 
-    def count_dropped(self, reason: str) -> None:
-        """Count a page dropped before it reached the finder (its analysis failed elsewhere)."""
-        self.pages_seen += 1
-        self.dropped[reason] += 1
-
     def add_page(self, page: PageSentences) -> str | None:
         """Add an extracted page; a URL seen before is dropped as ``duplicate_url``."""
         self.pages_seen += 1
