@@ -73,7 +73,11 @@ ADAPTIVE_RENDERING_ORDER = 580
 
 
 class WebsimAddon:
-    """Wire websim's components into a crawl (see the module's text for what and when)."""
+    """Wire websim's components into a crawl (see the module's text for what and when).
+
+    Takes a Scrapy ``Crawler`` (``ADDONS = {"websim_crawler.WebsimAddon": 0}`` in a project's
+    settings); ``update_settings`` changes the crawl's ``Settings`` in place and returns ``None``.
+    """
 
     def __init__(self, crawler: Crawler | None = None) -> None:
         self.crawler = crawler

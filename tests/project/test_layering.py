@@ -42,7 +42,7 @@ PAGE_PACKAGE = "websim_crawler.core.page"
 ROOMS = (
     "errors",
     "_imports",
-    "__init__",
+    "__init__",  # ``__version__``; its front-door names (``__init__.pyi``) load on first use
     "core",
     "config",  # the one settings door: pure, like the core
     "items",

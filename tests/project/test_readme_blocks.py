@@ -49,7 +49,7 @@ BLOCKS = {
     "pip install /path/to/websim-crawler": "own project: tests/project/test_own_project.py",
     "# settings.py of any Scrapy project": "own project: tests/project/test_own_project.py",
     "# mine/spiders/pages.py": "own project: tests/project/test_own_project.py",
-    "from websim_crawler.core.page import AnalysisParams": "python",
+    "from websim_crawler import AnalysisParams": "python",
     "websim extract page.html": "run",
     "websim cluster pages.jsonl [more.jsonl ...]": "run",
     'ITEM_PIPELINES = {\n    "websim_crawler.pipelines.PageAnalysisPipeline": 300,\n    '
@@ -231,13 +231,15 @@ def test_the_page_analysis_block_runs(
     sites: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     namespace: dict[str, Any] = {"html_bytes": urllib_get(sites["record_a"])}
-    exec(block("from websim_crawler.core.page import AnalysisParams"), namespace)
-    record = namespace["record"]
+    exec(block("from websim_crawler import AnalysisParams"), namespace)
+    analysis = namespace["analysis"]
     printed = capsys.readouterr().out
-    assert record.main_text in printed and len(record.keywords) >= 10
-    text = record.main_text.lower()
-    read_as_words = [word for word in record.keywords if re.search(rf"\b{re.escape(word)}\b", text)]
-    assert len(read_as_words) >= 0.95 * len(record.keywords)  # words of the text, not stems
+    assert analysis.main_text in printed and len(analysis.keywords) >= 10
+    text = analysis.main_text.lower()
+    read_as_words = [
+        word for word in analysis.keywords if re.search(rf"\b{re.escape(word)}\b", text)
+    ]
+    assert len(read_as_words) >= 0.95 * len(analysis.keywords)  # words of the text, not stems
 
 
 def test_the_extract_block_runs(sites: dict[str, str], tmp_path: Path) -> None:
@@ -301,13 +303,37 @@ def test_the_stage_weights_block_of_the_docs_runs(
     stage_scores = np.clip(rng.normal(0.3 + 0.4 * labels[:, None], 0.1, (40, 4)), 0, 1)
     exec(
         block(
-            "from websim_crawler.core.similarity import StageCombiner",
+            "from websim_crawler import StageCombiner",
             (ROOT / "docs" / "similarity.md").read_text(encoding="utf-8"),
         ),
         {"stage_scores": stage_scores, "labels": labels},
     )
     weights = json.loads((tmp_path / "weights.json").read_text())
     assert weights and "my labelled pairs" in json.dumps(weights)
+
+
+def test_the_reference_index_python_block_of_the_docs_runs(
+    sites: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/reference-index.md, "From Python": a page finds itself among the references."""
+    monkeypatch.chdir(tmp_path)
+    login = urllib_get(sites["record_a"])
+    found: list[Any] = []
+    exec(
+        block(
+            "from websim_crawler import ReferenceIndex",
+            (ROOT / "docs" / "reference-index.md").read_text(encoding="utf-8"),
+        ),
+        {
+            "login_html": login,
+            "login_png": None,
+            "html": login,
+            "url": sites["record_a"],
+            "print": lambda *values: found.append(values),
+        },
+    )
+    assert (tmp_path / "refs.idx").is_file()
+    assert found[0][0] == "https://bank.example/login" and found[0][2] == "similar"
 
 
 def test_the_compare_block_runs(

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 
 import pytest
-from scrapy import Spider
+from scrapy import Spider, signals
 from scrapy.crawler import Crawler
 from scrapy.utils.project import get_project_settings
 
 from websim_crawler.browser.page import is_web_url
-from websim_crawler.browser.playwright_wiring import enable_rendering, render_meta
+from websim_crawler.browser.playwright_wiring import enable_rendering, render_meta, rendering_of
 from websim_crawler.browser.session import CONTEXT_OPTIONS
 from websim_crawler.config.render import RenderParams
 
@@ -69,3 +69,19 @@ def test_rendering_allows_no_downloads_permissions_or_endless_loads() -> None:
     assert options["headless"] is True
     assert "--proxy-server=http://127.0.0.1:9" in options["args"]
     assert "--proxy-bypass-list=<-loopback>" in options["args"]
+
+
+@pytest.mark.skipif(
+    not os.access(RenderParams().chromium_path, os.X_OK), reason="chromium is not installed"
+)
+def test_a_closed_spider_s_rendering_is_not_kept_for_the_life_of_the_process() -> None:
+    first = Crawler(Spider, {})
+    rendering = enable_rendering(first, "closing", RenderParams())
+    assert rendering_of("closing") is rendering
+    first.signals.send_catch_log(signals.spider_closed, spider=Spider("closing"), reason="done")
+    with pytest.raises(KeyError):
+        rendering_of("closing")
+    # A later crawl of a spider of the same name keeps its own when the first one closes late.
+    again = enable_rendering(Crawler(Spider, {}), "closing", RenderParams())
+    first.signals.send_catch_log(signals.spider_closed, spider=Spider("closing"), reason="done")
+    assert rendering_of("closing") is again

@@ -21,6 +21,7 @@ import contextlib
 import logging
 from typing import Any
 
+from scrapy import signals
 from scrapy.crawler import Crawler
 from scrapy.http import Request, Response
 
@@ -31,7 +32,7 @@ from websim_crawler.config.render import RenderParams
 
 logger = logging.getLogger(__name__)
 
-_RENDERINGS: dict[str, Rendering] = {}  # by spider name: the page callbacks find theirs here
+_RENDERINGS: dict[str, Rendering] = {}  # by spider name, until it closes: the page callbacks
 RENDERING_META = "websim_rendering"
 SCREENSHOT_META = "websim_screenshot"  # a page reached by a click carries its screenshot here
 _NO_SIZE_LIMIT = 1 << 40
@@ -56,6 +57,14 @@ def enable_rendering(crawler: Crawler, spider_name: str, params: RenderParams) -
         count=count,
     )
     _RENDERINGS[spider_name] = rendering
+
+    def forget(**_: Any) -> None:
+        # The spider's pages are done: the process keeps no rendering of a closed crawl (the
+        # browser provider closes its browser through its own reference).
+        if _RENDERINGS.get(spider_name) is rendering:
+            del _RENDERINGS[spider_name]
+
+    crawler.signals.connect(forget, signal=signals.spider_closed, weak=False)
     handler = download_handler()
     settings.set("DOWNLOAD_HANDLERS", {"http": handler, "https": handler}, priority="spider")
     settings.set("PLAYWRIGHT_BROWSER_TYPE", "chromium", priority="spider")

@@ -106,6 +106,22 @@ class Inputs:
         return [location for location, kind in self.sources if kind in kinds]
 
 
+def read_pages(
+    sources: str | Sequence[str], settings: Mapping[str, Any] | None = None
+) -> Iterator[dict[str, Any]]:
+    """Yield one ``dict`` per page of ``sources`` (as ``InputReader`` does), each URL once.
+
+    Takes ``sources``: a path or URL, or a sequence of them (HTML pages, crawl feeds,
+    WARC/WACZ, folders, glob patterns, http(s) URLs), told by content; ``settings``:
+    ``WEBSIM_*`` values (the input bounds), validated as a crawl's. Yields ``dict`` records with
+    ``url`` and ``html`` (``str`` when a header declared its charset, else ``bytes`` that
+    ``analyse_page`` decodes); raises
+    ``InputFormatError`` when nothing is readable.
+    """
+    config = WebsimConfig.from_settings(dict(settings or {}))
+    yield from InputReader([sources] if isinstance(sources, str) else list(sources), config)
+
+
 def find_inputs(sources: Sequence[str], config: WebsimConfig) -> Inputs:
     """Tell each source's kind by content; expand folders and glob patterns.
 
@@ -205,7 +221,13 @@ class PageInput:
 
 
 class InputReader:
-    """Read every source a command is given as records or pages, counting what is left out."""
+    """Read every source a command is given as records or pages, counting what is left out.
+
+    Takes ``sources``: paths (HTML pages, crawl feeds, WARC/WACZ archives, folders, glob
+    patterns) and http(s) URLs, told by content; ``config``: a ``WebsimConfig`` (its bounds).
+    Iterating yields one ``dict`` per page (``url``, ``html`` as ``str`` or ``bytes``, and an
+    archive's ``warc_*`` fields; a feed's lines as they are); ``skipped`` counts what was left out.
+    """
 
     def __init__(
         self,

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if params.html_output:
         check_output_path(params.html_output)
     feeds = InputReader(args.input, config, config.items.html_field)
-    collector = DocumentCollector(params.kind, stemmer_name=config.analysis.stemmer)
+    collector = DocumentCollector(params.kind)
     plan = StagePlan(
         config.analysis, html_field=config.items.html_field, clustering_kind=params.kind
     )

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import typing
-from collections.abc import Iterator
 from typing import Any, Protocol, TypeVar
 
 from websim_crawler.errors import ConfigError
@@ -45,13 +44,6 @@ def setting(
     if isinstance(default, (list, dict, set)):
         raise TypeError("parameter defaults must be immutable")
     return dataclasses.field(default=default, metadata=metadata)
-
-
-def declared_settings(params_type: type) -> Iterator[tuple[str, Any, str]]:
-    """Yield ``(setting name, default, help)`` for each declared field (for docs and tests)."""
-    for field in dataclasses.fields(params_type):
-        if "setting" in field.metadata:
-            yield field.metadata["setting"], field.default, field.metadata["help"]
 
 
 def validate(record: Any) -> None:

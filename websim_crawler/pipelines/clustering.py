@@ -19,19 +19,22 @@ from websim_crawler.core.clustering import (
     render_html,
     write_report,
 )
-from websim_crawler.core.stages import CLUSTER_FIELDS, CLUSTER_SKIP
+from websim_crawler.core.stages import CLUSTER_RECORD_FIELDS, CLUSTER_SKIP
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)
 
 
 class ClusteringPipeline(CollectionPipeline):
-    """Collect (url, kind, keywords, keyword forms) of each item; write the report at the end."""
+    """Collect (url, kind, keywords, keyword forms) of each item; write the report at the end.
+
+    The forms come ready on the prepared record (tokenised in a worker); ``add`` appends.
+    """
 
     name = "cluster"
     section = "clustering"
     output_setting = "WEBSIM_CLUSTERS_OUTPUT"
-    record_fields = (*CLUSTER_FIELDS, CLUSTER_SKIP)
+    record_fields = (*CLUSTER_RECORD_FIELDS, CLUSTER_SKIP)
     stage: DocumentCollector
 
     @classmethod
@@ -53,7 +56,7 @@ class ClusteringPipeline(CollectionPipeline):
 
     def build_stage(self, config: WebsimConfig) -> DocumentCollector:
         """Return the collector of the pages to cluster."""
-        return DocumentCollector(config.clustering.kind, stemmer_name=config.analysis.stemmer)
+        return DocumentCollector(config.clustering.kind)
 
     def finish_and_write(self) -> ClusteringResult:
         """Cluster the collected pages and write the report files atomically."""

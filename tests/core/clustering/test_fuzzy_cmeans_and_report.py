@@ -26,6 +26,8 @@ from websim_crawler.core.clustering import (
     tfidf_vectors,
 )
 from websim_crawler.core.clustering.auto import choose_n_clusters, coarse_grid, upper_bound
+from websim_crawler.core.page import AnalysisParams
+from websim_crawler.core.stages import StagePlan, prepare_record
 from websim_crawler.core.text import keyword_tokens
 from websim_crawler.errors import ConfigError
 
@@ -423,6 +425,9 @@ def test_clustering_params_validate_n_clusters() -> None:
         ClusteringParams(fuzziness=1.0)
 
 
+PLAN = StagePlan(AnalysisParams(), clustering_kind="record")
+
+
 def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
     collector = DocumentCollector("record")
     pages = {
@@ -434,7 +439,9 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
     for url, text in pages.items():
         keywords = Counter(keyword_tokens(text, "en"))
         record = {"url": url, "kind": "record", "keywords": keywords}
-        assert collector.add(record | {"main_text": text, "language": "en"}) is None
+        # prepared as in a worker: the forms come with the record, the collector only appends
+        prepared = prepare_record(record | {"main_text": text, "language": "en"}, PLAN)
+        assert collector.add(prepared) is None
     # no text: no forms
     collector.add({"url": "http://a/5", "kind": "record", "keywords": {"telescop": 9, "dark": 1}})
     # the forms are added up over the pages with text (pages 1 and 2); page 5 votes for none

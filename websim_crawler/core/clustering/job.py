@@ -25,7 +25,13 @@ from websim_crawler.core.clustering.auto import (
 from websim_crawler.core.clustering.collection import PageCollection
 from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
-from websim_crawler.core.clustering.params import AUTO, CLUSTER_SKIP, KINDS, ClusteringParams
+from websim_crawler.core.clustering.params import (
+    AUTO,
+    CLUSTER_FORMS,
+    CLUSTER_SKIP,
+    KINDS,
+    ClusteringParams,
+)
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix
 from websim_crawler.core.page import feature_keywords
@@ -73,19 +79,16 @@ class InputReport:
 class DocumentCollector:
     """Select the pages to cluster from crawl records: by kind, first of each URL, with keywords.
 
+    Takes records (``dict``: a feed line, ``read_pages`` after ``analyse_page``) one at a time
+    with ``add``; ``finish`` returns the ``PageCollection`` ``cluster_documents`` takes.
+
     The pages kept go into a compact ``PageCollection`` (no per-page dicts are held).
     """
 
-    def __init__(
-        self,
-        kind: str = "record",
-        report: InputReport | None = None,
-        stemmer_name: str = DEFAULT_STEMMER,
-    ) -> None:
+    def __init__(self, kind: str = "record", report: InputReport | None = None) -> None:
         if kind not in KINDS:
             raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
         self.kinds = _KINDS_SELECTED[kind]
-        self.stemmer_name = stemmer_name
         self.report = report if report is not None else InputReport()
         self.pages = PageCollection()
         self._seen_urls: set[str] = set()
@@ -100,19 +103,19 @@ class DocumentCollector:
         self.report.skip(reason)
 
     def add(self, record: Mapping[str, Any]) -> str | None:
-        """Offer one record (url, kind, keywords, main_text, language, title); return why it
-        was skipped (counted by reason), or ``None`` when it was kept.
+        """Offer one record (url, kind, keywords, keyword_forms, title); return why it was
+        skipped (counted by reason), or ``None`` when it was kept.
 
-        With the page's main text and language, its keywords' surface forms are kept too (the
-        report shows ``telescope`` rather than the stem ``telescop``); with its title, the HTML
-        report names the page by it. A record prepared by ``core.stages`` may carry the
-        reason its analysis failed instead.
+        With the page's ``keyword_forms`` (``surface_forms``, computed where the page was
+        analysed: ``core.stages`` prepares them), the report shows ``telescope`` rather than the
+        stem ``telescop``; with its title, the HTML report names the page by it. A record
+        prepared by ``core.stages`` may carry the reason its analysis failed instead. Nothing
+        is tokenised here: in a crawl, ``add`` runs on Scrapy's reactor.
         """
         if isinstance(record.get(CLUSTER_SKIP), str):
             self.skip(record[CLUSTER_SKIP])
             return str(record[CLUSTER_SKIP])
         url, kind, keywords = record.get("url"), record.get("kind"), feature_keywords(record)
-        main_text, language = record.get("main_text"), record.get("language")
         self.report.pages += 1
         reason = None
         if not self.selects(kind):
@@ -129,21 +132,49 @@ class DocumentCollector:
             return reason
         assert isinstance(url, str)
         self._seen_urls.add(url)
-        forms = None
-        if isinstance(main_text, str) and isinstance(language, str) and language:
-            forms = {
-                stem: dict(form_counts)
-                for stem, form_counts in keyword_forms(
-                    main_text, language, self.stemmer_name
-                ).items()
-                if stem in counts and set(form_counts) != {stem}
-            }
+        forms = _clean_forms(record.get(CLUSTER_FORMS), counts)
         self.pages.append(url, counts, forms, _clean_title(record.get("title")))
         return None
 
     def finish(self) -> tuple[PageCollection, InputReport]:
         """Return the collected pages and the counts of what was left out."""
         return self.pages, self.report
+
+
+def surface_forms(
+    keyword_counts: Mapping[str, Any],
+    main_text: Any,
+    language: Any,
+    stemmer_name: str = DEFAULT_STEMMER,
+) -> dict[str, dict[str, int]] | None:
+    """Return the surface forms of a page's keyword stems that read otherwise than the stem.
+
+    Takes the stem counts (``keyword_stems``), the main text (``str``) and its language code;
+    returns ``{stem: {form: count}}`` (``{"telescop": {"telescopes": 2, "telescope": 1}}``), or
+    ``None`` without text or language. Tokenises the text: the preparation calls it in a worker.
+    """
+    if not isinstance(main_text, str) or not isinstance(language, str) or not language:
+        return None
+    return {
+        stem: dict(form_counts)
+        for stem, form_counts in keyword_forms(main_text, language, stemmer_name).items()
+        if stem in keyword_counts and set(form_counts) != {stem}
+    }
+
+
+def _clean_forms(forms: Any, counts: Mapping[str, float]) -> dict[str, dict[str, int]] | None:
+    """Return the prepared forms of the page's stems (JSON-read: checked), or ``None``."""
+    if not isinstance(forms, Mapping):
+        return None
+    return {
+        str(stem): {
+            str(form): int(count)
+            for form, count in form_counts.items()
+            if isinstance(count, int) and not isinstance(count, bool) and count > 0
+        }
+        for stem, form_counts in forms.items()
+        if stem in counts and isinstance(form_counts, Mapping)
+    }
 
 
 def _clean_title(title: Any) -> str | None:
@@ -202,6 +233,9 @@ def cluster_documents(
     on_candidate: Callable[[CandidateScore], None] | None = None,
 ) -> ClusteringResult:
     """Cluster the documents; an empty or tiny collection gives a valid, possibly empty result.
+
+    Takes a ``PageCollection`` (``DocumentCollector.finish``) or ``PageToCluster`` items (URL
+    and keyword counts); returns a ``ClusteringResult`` (memberships, top keywords, validity).
 
     The documents are clustered in the order of their URLs, not in the order they came in: the
     same pages give the same clusters whatever the order a crawl delivered them in. The result

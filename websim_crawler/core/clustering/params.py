@@ -22,6 +22,11 @@ ENGINES = ("memory", "dask")
 # (the stage contract: ``core.stages`` prepares them).
 CLUSTER_FIELDS = ("url", "kind", "keywords", "keyword_stems", "main_text", "language", "title")
 CLUSTER_SKIP = "cluster_skipped"
+# What the preparation (in a worker) adds in place of ``main_text`` and ``language``: the surface
+# forms of the page's keyword stems (stem -> form -> count), so the collector only appends.
+CLUSTER_FORMS = "keyword_forms"
+# The fields of a prepared record the clustering stage takes (a JOBDIR journal keeps these).
+CLUSTER_RECORD_FIELDS = ("url", "kind", "keywords", "keyword_stems", "title", CLUSTER_FORMS)
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,9 @@ def report_stats(
 class NearDuplicateFinder:
     """Feed crawl items or pages one at a time, then ``finish`` for the report.
 
+    Takes items (``dict`` with ``url`` and ``html`` or ``chunks``) with ``add``, or
+    ``PageSentences`` with ``add_page``; ``finish`` returns a ``NeardupReport``.
+
     Temporary index files live in a private folder under ``params.spill_dir`` (or TMPDIR) that
     ``close`` removes; use the finder as a context manager.
     """
@@ -268,11 +271,6 @@ class NearDuplicateFinder:
             logger.debug("page dropped (%s): %s", exc.reason, exc)
             return exc.reason
         return self.add_page(page)
-
-    def count_dropped(self, reason: str) -> None:
-        """Count a page dropped before it reached the finder (its analysis failed elsewhere)."""
-        self.pages_seen += 1
-        self.dropped[reason] += 1
 
     def add_page(self, page: PageSentences) -> str | None:
         """Add an extracted page; a URL seen before is dropped as ``duplicate_url``."""
@@ -372,7 +370,11 @@ def _read_pages(store: PageStore, page_ids: np.ndarray) -> dict[int, tuple[str, 
 def find_near_duplicates(
     items: Iterable[Mapping[str, Any]], params: NeardupParams | None = None
 ) -> NeardupReport:
-    """Run the whole detection over crawl items (dicts with ``url``, ``html`` or ``chunks``)."""
+    """Run the whole detection over crawl items; return a ``NeardupReport`` of the pairs.
+
+    Takes an iterable of ``dict`` items (``url`` and ``html`` as ``str``, or ``chunks``: a feed's
+    lines, ``read_pages``); returns the pairs found with the run's counts.
+    """
     with NearDuplicateFinder(params) as finder:
         for item in items:
             finder.add(item)

@@ -77,6 +77,10 @@ def analyse_page(
 ) -> PageAnalysis:
     """Analyse one page; raise ``PageError`` (with a stats reason) for pages that cannot be.
 
+    Takes the page as HTML text (``str``) or undecoded ``bytes`` (``encoding`` or
+    ``content_type`` tell their charset, else it is detected) and its URL; returns a frozen
+    ``PageAnalysis`` (main text, keywords, chunks with their fate).
+
     ``chunk_detail`` (``CHUNK_DETAILS``) says which chunk records to build: every chunk, the
     main-content chunks, or none, when the caller keeps no more (``WEBSIM_CHUNK_DETAIL``).
     ``page_kind`` (an item's ``kind``) keeps the site template memory of each kind apart.

@@ -29,7 +29,6 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ import numpy as np
 import orjson
 from numpy.typing import NDArray
 
+import websim_crawler
 from websim_crawler.core.reference_index.links import LinkPostings, link_hashes
 from websim_crawler.core.reference_index.params import MatchParams
 from websim_crawler.core.reference_index.sketch import DIMENSIONS, SKETCHED_STAGES, stage_sketches
@@ -55,14 +55,7 @@ from websim_crawler.errors import ConfigError, InputFormatError
 logger = logging.getLogger(__name__)
 
 
-def _package_version() -> str:
-    try:
-        return metadata.version("websim-crawler")
-    except metadata.PackageNotFoundError:
-        return "unknown"
-
-
-__version__ = _package_version()
+__version__ = websim_crawler.__version__  # written into the index file
 # The index file's layout; a file of another format is refused (rebuild it with websim index).
 # 2: links in postings, no links sketch; 3: class names kept for every layout measure
 INDEX_FORMAT = 3
@@ -202,6 +195,8 @@ class ReferenceIndex:
     ``add`` a page's ``PageFeatures`` (``core.similarity.comparison.page_features``) or
     ``add_record`` a prepared record (``core.stages``); ``query`` a page for its best references;
     ``save`` and ``ReferenceIndex.load`` the index file.
+
+    Takes ``PageFeatures`` (``add``, ``query``); ``query`` returns a list of ``Match``, best first.
     """
 
     def __init__(

@@ -36,6 +36,8 @@ FloatArray = NDArray[np.float64]
 class StageCombiner:
     """Logistic regression on stage scores, renormalised over the stages each pair has.
 
+    Takes stage scores as a float array (pairs x stages) and 0/1 labels in ``fit``;
+    ``predict_proba`` returns an array of probabilities.
     Follows scikit-learn's estimator contract: ``fit(X, y)`` returns ``self``; fitted attributes
     end in ``_``. ``X`` has one column per name in ``stages`` and NaN where a stage has no data.
     """
@@ -231,7 +233,10 @@ def fit_stage_weights(
 
 
 def save_stage_weights(combiner: StageCombiner, path: str | Path, **about: Any) -> None:
-    """Write a fitted combiner as a JSON weights file; ``about`` adds where it comes from."""
+    """Write a fitted combiner as a JSON weights file; ``about`` adds where it comes from.
+
+    Takes a fitted ``StageCombiner`` and a path (``str`` or ``Path``); returns ``None``.
+    """
     atomic_write_json(path, {**combiner.to_dict(), **about})
 
 

@@ -75,6 +75,9 @@ def page_features(
 ) -> PageFeatures:
     """Parse a page once; missing keywords and links are taken from the page analysis.
 
+    Takes HTML text (``str``), ``bytes`` or ``None`` (a page known by its links or screenshot
+    only), a parsed tree as ``tree`` and a PNG as ``screenshot``; returns ``PageFeatures``.
+
     The page is parsed once, by the one parser under the analysis' limits: by the analysis when
     keywords or links are missing (its ``keep_tree`` gives the layout its tree), else here.
     ``tree``: the page as already parsed (a worker's analysis kept it), so nothing is parsed.
@@ -337,6 +340,9 @@ def compare_pages(
     idf: InverseDocumentFrequency | None = None,
 ) -> ComparisonReport:
     """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage.
+
+    Takes two ``PageFeatures`` (``page_features``); returns a ``ComparisonReport`` (each
+    stage's score, the combined score, ``similar``).
 
     ``combined`` (the default ``WEBSIM_SIMILARITY_PAIRS_MODE``) judges by the weighted mean of
     the stage scores instead of stage by stage; when no weighted stage has data (two pages

@@ -283,6 +283,9 @@ def find_similar_pairs(
 ) -> SimilarPairs:
     """Compare the candidate pairs of a collection, keep those judged similar, group their pages.
 
+    Takes a sequence of ``PageFeatures`` (``page_features``); returns ``SimilarPairs`` (the
+    similar pairs by index, the groups of pages).
+
     Candidates are all pairs of a collection of up to ``WEBSIM_SIMILARITY_BLOCKING_MIN_PAGES``
     pages (unless ``always_block``), else the pairs sharing an LSH bucket; at most
     ``WEBSIM_SIMILARITY_MAX_PAIRS`` of them are compared (the rest counted in ``capped_pairs``).

@@ -8,13 +8,20 @@ sits above the stages it feeds: they never import it (``tests/project/test_layer
 
 from __future__ import annotations
 
-from websim_crawler.core.clustering.params import CLUSTER_FIELDS, CLUSTER_SKIP
+from websim_crawler.core.clustering.params import (
+    CLUSTER_FIELDS,
+    CLUSTER_FORMS,
+    CLUSTER_RECORD_FIELDS,
+    CLUSTER_SKIP,
+)
 from websim_crawler.core.neardup.params import NEARDUP_SENTENCES, NEARDUP_SKIP
 from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
 from websim_crawler.core.stages.preparation import StagePlan, needs_worker, prepare_record
 
 __all__ = [
     "CLUSTER_FIELDS",
+    "CLUSTER_FORMS",
+    "CLUSTER_RECORD_FIELDS",
     "CLUSTER_SKIP",
     "NEARDUP_SENTENCES",
     "NEARDUP_SKIP",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.core.clustering.params import CLUSTER_FIELDS, CLUSTER_SKIP
+from websim_crawler.core.clustering.params import CLUSTER_FIELDS, CLUSTER_FORMS, CLUSTER_SKIP
 from websim_crawler.core.neardup.params import NEARDUP_SENTENCES, NEARDUP_SKIP, NeardupParams
 from websim_crawler.core.page import (
     AnalysisParams,
@@ -60,7 +60,9 @@ def needs_worker(record: Mapping[str, Any], plan: StagePlan) -> bool:
         return True
     if plan.clustering_kind is None:
         return False
-    return _needs_analysis(record, plan, record.get(plan.html_field), analysed=False)
+    return _needs_analysis(
+        record, plan, record.get(plan.html_field), analysed=False
+    ) or _forms_wanted(record, plan, record)  # its text tokenised for the forms
 
 
 def prepare_record(
@@ -126,28 +128,53 @@ def _clustering_fields(
     analysed: bool,
     site_memory: SiteTemplateMemory | TemplateSnapshot | None,
 ) -> dict[str, Any]:
+    """Return what the clustering takes of ``record``: its keywords and, in place of its main
+    text and language, the surface forms of its stems (tokenised here, in the worker, so the
+    collector on the reactor only appends)."""
     fields = {name: record.get(name) for name in CLUSTER_FIELDS if name != "url"}
-    if not _needs_analysis(record, plan, html, analysed=analysed):
-        return fields
-    url, kind = record.get("url"), record.get("kind")
-    try:
-        analysis = analyse_page(
-            html,
-            url if isinstance(url, str) else None,
-            params=plan.analysis,
-            site_memory=site_memory,
-            chunk_detail="none",
-            page_kind=kind if isinstance(kind, str) else None,
-        )
-    except PageError as exc:
-        return {CLUSTER_SKIP: f"analysis_{exc.reason}"}
-    return fields | {
-        "keywords": dict(analysis.keywords),
-        "keyword_stems": dict(analysis.keyword_stems),
-        "main_text": analysis.main_text,
-        "language": analysis.language,
-        "title": fields.get("title") or analysis.title,
-    }
+    if _needs_analysis(record, plan, html, analysed=analysed):
+        url, kind = record.get("url"), record.get("kind")
+        try:
+            analysis = analyse_page(
+                html,
+                url if isinstance(url, str) else None,
+                params=plan.analysis,
+                site_memory=site_memory,
+                chunk_detail="none",
+                page_kind=kind if isinstance(kind, str) else None,
+            )
+        except PageError as exc:
+            return {CLUSTER_SKIP: f"analysis_{exc.reason}"}
+        fields |= {
+            "keywords": dict(analysis.keywords),
+            "keyword_stems": dict(analysis.keyword_stems),
+            "main_text": analysis.main_text,
+            "language": analysis.language,
+            "title": fields.get("title") or analysis.title,
+        }
+    wanted = _forms_wanted(record, plan, fields)
+    main_text, language = fields.pop("main_text"), fields.pop("language")
+    if wanted:
+        from websim_crawler.core.clustering.job import surface_forms
+
+        stems = feature_keywords(fields)
+        if isinstance(stems, Mapping):
+            forms = surface_forms(stems, main_text, language, plan.analysis.stemmer)
+            if forms is not None:
+                fields[CLUSTER_FORMS] = forms
+    return fields
+
+
+def _forms_wanted(record: Mapping[str, Any], plan: StagePlan, fields: Mapping[str, Any]) -> bool:
+    """Tell whether the clustering takes this record's keywords with their surface forms."""
+    from websim_crawler.core.clustering.job import DocumentCollector
+
+    return (
+        isinstance(fields.get("main_text"), str)
+        and bool(fields.get("main_text"))
+        and isinstance(fields.get("language"), str)
+        and DocumentCollector(plan.clustering_kind or "all").selects(record.get("kind"))
+    )
 
 
 def _needs_analysis(

@@ -43,7 +43,11 @@ ANSWERS_NOTHING = "the search answers nothing"  # why surfacing stopped when not
 
 
 class QueryPlanner:
-    """Choose queries for a hidden database and account for what they reached."""
+    """Choose queries for a hidden database and account for what they reached.
+
+    Takes the site's answers (``add_result_page``: a result page's record keys and their text);
+    ``next_query`` returns the next query (``str``), or ``None`` when a stopping rule holds.
+    """
 
     def __init__(
         self, params: SurfacingParams | None = None, *, language: str = "en", max_pages: int = 5
