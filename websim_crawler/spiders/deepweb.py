@@ -47,7 +47,7 @@ from websim_crawler.core.surfacing import (
     FormInput,
     search_form_inputs,
 )
-from websim_crawler.core.urls import is_http_url, origin_of
+from websim_crawler.core.urls import is_http_url
 from websim_crawler.distributed import WORKER_LOCAL
 from websim_crawler.errors import ConfigError, InputFormatError
 from websim_crawler.middlewares.retry_after import failure_message
