@@ -1,4 +1,4 @@
-"""Layering (STYLE.md: pure core, thin adapters, rooms by role), checked both ways.
+"""Layering (../shared/STYLE.md: pure core, thin adapters, rooms by role), checked both ways.
 
 Downward only: the pure core imports neither Scrapy/Twisted nor any module of the adapter layer
 (``config``, ``pipelines``, ``spiders``, ``cli``, ``distributed``, ``frontier``, ``middlewares``

@@ -22,8 +22,8 @@ from websim_crawler.errors import WebsimError
 
 logger = logging.getLogger(__name__)
 
-# numpy's OpenBLAS starts a thread per core when it is imported, which spins for a while
-# (``python -c "import numpy"`` on 2 cores: 0.13 s of CPU, 0.07 s with one thread). Only fuzzy
+# numpy's OpenBLAS starts a thread per core when it is imported, which spins for a while (its
+# cost is in benchmarks/RESULTS.md, "Start-up, idle workers"). Only fuzzy
 # c-means multiplies matrices big enough to gain from more than one; the other commands start
 # numpy with one BLAS thread, unless the environment chose.
 _BLAS_THREADED_COMMANDS = frozenset({"cluster"})
