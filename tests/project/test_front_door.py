@@ -1,4 +1,5 @@
-"""The front door (../shared/STYLE.md, the team's conventions): a library user imports from ``websim_crawler`` itself.
+"""The front door (the team's ../shared/STYLE.md): a library user imports from
+``websim_crawler`` itself.
 
 The README and every page of the docs import only names of ``websim_crawler.__all__``; importing
 the package loads none of them (they come on first use); each exported name says what it takes

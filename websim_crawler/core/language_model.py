@@ -2,11 +2,11 @@
 
 py3langid ships its model as an xz-compressed NumPy archive (4.5 MB, 68 MB inside) and
 decompresses it in every process that classifies a text, which costs more CPU than the rest of
-``websim extract one.html`` (measured in benchmarks/RESULTS.md). :func:`language_identifier` keeps the decompressed arrays in a
-folder of ``.npy`` files under ``$XDG_CACHE_HOME/websim-crawler`` (``~/.cache`` when unset),
-named after py3langid's version and the model file's digest, maps them into memory and builds
-the identifier from them through py3langid's ``LanguageIdentifier`` constructor, a small fraction
-of that.
+``websim extract one.html`` (measured in benchmarks/RESULTS.md). :func:`language_identifier`
+keeps the decompressed arrays in a folder of ``.npy`` files under
+``$XDG_CACHE_HOME/websim-crawler`` (``~/.cache`` when unset), named after py3langid's version
+and the model file's digest, maps them into memory and builds the identifier from them through
+py3langid's ``LanguageIdentifier`` constructor, a small fraction of that cost.
 Each file of the cache is written atomically; a cache that cannot be read (missing or cut
 files, arrays that do not fit together) is rebuilt, one that cannot be written
 (read-only home) is skipped, and if py3langid changes shape the identifier comes from its own
