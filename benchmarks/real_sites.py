@@ -172,7 +172,7 @@ def surfacing_table(records: list[Any], only: Sequence[str] | None, max_queries:
             try:
                 with launcher(records, Path(workdir) / "app") as app:
                     if app.rendered:
-                        print(f"{name:<28} skipped: a JavaScript search (rendered), not in this table")
+                        print(f"{name:<28} skipped: its search is JavaScript")
                         continue
                     surfaced = surface_app(app, Path(workdir), max_queries)
             except AppMissing as missing:
