@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -159,3 +160,44 @@ def test_a_required_input_the_crawl_cannot_fill_is_named_in_one_line(
     assert run["exit"] == 1
     assert "requires input 'captcha'" in run["log"]
     assert site.requests["search"] == 0
+
+
+@pytest.mark.parametrize("site", ["en-and-cap50"], indirect=True)
+def test_a_crawl_killed_mid_surfacing_resumes_without_asking_anything_twice(
+    site: HiddenDatabaseSite, tmp_path: Path
+) -> None:
+    jobdir = tmp_path / "job"
+    journal = jobdir / "websim-surfacing.jsonl"
+    output, stats_file = tmp_path / "pages.jsonl", tmp_path / "stats.json"
+    command = [
+        sys.executable, "-m", "scrapy", "crawl", "deepweb", "-a", f"start_url={site.url}",
+        "-a", "max_queries=40", "-O", str(output), "-s", f"JOBDIR={jobdir}",
+        "-s", "ROBOTSTXT_OBEY=False", "-s", "AUTOTHROTTLE_ENABLED=False",
+        "-s", "DOWNLOAD_DELAY=0.05", "-s", f"WEBSIM_STATS_OUTPUT={stats_file}",
+        "-s", "WEBSIM_CHUNK_DETAIL=none", "-s", "WEBSIM_ANALYSIS_WORKERS=0",
+    ]  # fmt: skip
+    environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    first = subprocess.Popen(command, cwd=REPO, env=environment, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+
+    def chosen() -> list[str]:
+        lines = journal.read_text().splitlines() if journal.exists() else []
+        events = [json.loads(line) for line in lines if line.endswith("}")]
+        return [event["query"] for event in events if event["event"] == "chosen"]
+
+    while len(chosen()) < 12 and first.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    first.kill()  # SIGKILL: nothing is saved at close
+    first.wait(timeout=60)
+    before_kill = chosen()
+    assert 12 <= len(before_kill) < 40, "the crawl was killed mid-surfacing"
+    second = subprocess.run(
+        command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=600
+    )
+    assert second.returncode == 0, second.stderr[-3000:]
+    after = chosen()
+    assert after[: len(before_kill)] == before_kill
+    assert len(after) == len(set(after))  # nothing chosen twice across the kill
+    assert 40 <= len(after) <= 41
+    stats = json.loads(stats_file.read_text())
+    assert stats["websim/surfacing/queries"] == len(after)

@@ -92,3 +92,14 @@ def test_a_replayed_planner_asks_nothing_twice_and_goes_on() -> None:
         assert resumed.queries == 60
         log = [entry["query"] for entry in resumed.query_log()]
         assert len(set(log)) == len(log) == 60
+
+
+def test_a_site_that_states_no_counts_has_its_cap_seen_at_the_pagers_end() -> None:
+    planner = QueryPlanner(SurfacingParams(), max_pages=10)
+    for number, query in enumerate(("alpha", "beta", "gamma", "delta")):
+        shown = 50 if number < 3 else 7
+        for page in range(0, shown, 10):
+            records = {f"/r/{number}-{n}": "" for n in range(page, min(page + 10, shown))}
+            planner.add_result_page(query, records, None, has_next=False)
+        planner.finish(query)
+        assert planner.site_cap == (50 if number >= 2 else None)

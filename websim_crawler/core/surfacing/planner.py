@@ -36,6 +36,7 @@ from websim_crawler.core.text import stemmer, stopwords, tokenize
 
 _TERM = re.compile(r"[^\W\d_]{3,40}", re.UNICODE)  # letters only, 3 to 40 of them
 _MIN_CAP_EVIDENCE = 2  # answers that stop at one length before it is taken as the site's cap
+_MIN_PAGER_CAP_EVIDENCE = 3  # the same, from the pager's end alone (no counts stated)
 _MAX_BUNDLE = 5  # words one OR query carries at most
 _SEED_LIMIT = 400  # seed terms kept from the start page and the form
 _MIN_QUERIES_FOR_COVERED = 8  # answers before "covered" is believed
@@ -414,20 +415,30 @@ class QueryPlanner:
         return cap is not None and shown >= cap
 
     def _observed_cap(self, excluding: str | None = None) -> int | None:
-        """Return the answer length several answers stopped at while stating more matches."""
-        lengths = Counter(
-            len(asked.records)
+        """Return the answer length several answers stopped at: while stating more matches,
+        or, on a site that states no counts, by the pager's end at the longest length seen
+        (several answers of several pages, all ending at one length, none longer)."""
+        finished = [
+            asked
             for asked in self._asked.values()
-            if asked.finished
-            and asked.query != excluding
-            and asked.matches is not None
-            and asked.matches > len(asked.records)
-            and not asked.more_pages
+            if asked.finished and asked.query != excluding and not asked.more_pages
+        ]
+        stated = Counter(
+            len(asked.records)
+            for asked in finished
+            if asked.matches is not None and asked.matches > len(asked.records)
         )
+        if stated:
+            length, times = stated.most_common(1)[0]
+            return length if times >= _MIN_CAP_EVIDENCE else None
+        lengths = Counter(len(asked.records) for asked in finished if asked.matches is None)
         if not lengths:
             return None
-        length, times = lengths.most_common(1)[0]
-        return length if times >= _MIN_CAP_EVIDENCE else None
+        longest = max(lengths)
+        pages = max(self._page_size, 1)
+        if longest >= 2 * pages and lengths[longest] >= _MIN_PAGER_CAP_EVIDENCE:
+            return longest
+        return None
 
     def _learn_stemming(self, asked: Asked) -> None:
         if self._stem_probe is None or asked.query == self._stem_probe:
