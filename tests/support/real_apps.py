@@ -750,18 +750,22 @@ class GalleryCrawl:
         return len(self.reached) / len(self.listed) if self.listed else 0.0
 
 
+def start_arguments(app: Any) -> list[str]:
+    """Return the deepweb arguments that start a crawl of ``app``: its query template when its
+    search is a script, else its start page."""
+    template = getattr(app, "query_template", None)
+    if template:
+        return ["-a", f"query_template={app.url}{template}"]
+    return ["-a", f"start_url={app.url}{app.start_path}"]
+
+
 def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryCrawl:
     """Run ``scrapy crawl deepweb -a follow=1`` (``render=1`` for a JavaScript search) on
     ``app`` with ``queries`` (default: the app's); compare what it stored with what the
     application lists."""
     queries = queries or app.queries
     output, stats_file = folder / f"{app.name}.jsonl", folder / f"{app.name}-stats.json"
-    template = getattr(app, "query_template", None)
-    start = (
-        ["-a", f"query_template={app.url}{template}"]
-        if template
-        else ["-a", f"start_url={app.url}{app.start_path}"]
-    )
+    start = start_arguments(app)
     command = [
         sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output), *start,
         "-a", f"queries={','.join(queries)}", "-a", "follow=1",
@@ -794,7 +798,8 @@ def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
     ]
     reached = {app.record_number(item["url"]) for item in corpus_records} & listed
     return GalleryCrawl(
-        form_found=template is None and "websim/crawl/no_search_form" not in stats,
+        form_found=getattr(app, "query_template", None) is None
+        and "websim/crawl/no_search_form" not in stats,
         listed={number for number in listed if number is not None},
         reached={number for number in reached if number is not None},
         chrome_records=chrome,
@@ -839,12 +844,7 @@ class SurfacedApp:
 def surface_app(app: Any, folder: Path, max_queries: int = 100) -> SurfacedApp:
     """Run ``scrapy crawl deepweb`` on ``app`` with no queries (the spider chooses them)."""
     output, stats_file = folder / f"{app.name}.jsonl", folder / f"{app.name}-stats.json"
-    template = getattr(app, "query_template", None)
-    start = (
-        ["-a", f"query_template={app.url}{template}"]
-        if template
-        else ["-a", f"start_url={app.url}{app.start_path}"]
-    )
+    start = start_arguments(app)
     command = [
         sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output), *start,
         "-a", f"max_queries={max_queries}", "-s", "ROBOTSTXT_OBEY=False",
