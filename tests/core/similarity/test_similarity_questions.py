@@ -149,6 +149,9 @@ def test_similar_groups_the_demo_sites_result_pages_apart_from_its_records(
     assert report["decided_by"] == ["template_classes"]
     groups = [set(group["pages"]) for group in report["groups"]]
     assert report["ungrouped"] + sum(map(len, groups)) == len(records)
+    ungrouped = set(report["ungrouped_pages"])  # which pages, not only how many
+    assert len(ungrouped) == report["ungrouped"] and not ungrouped & set().union(*groups)
+    assert ungrouped | set().union(*groups) == {record["url"] for record in records}
     for kind in ("search", "record"):
         holding = [g for g in groups if any(kinds[url] == kind for url in g)]
         assert holding, f"no group of {kind} pages"

@@ -49,9 +49,10 @@ class SimilarPairs:
     pairs: tuple[dict[str, Any], ...]
     question: str = "custom"
     # Pages grouped by shared similar pages (``page_groups``), largest first; pages in no group
-    # are counted in ``ungrouped``.
+    # are counted in ``ungrouped`` and listed, in input order, in ``ungrouped_pages``.
     groups: tuple[tuple[str, ...], ...] = ()
     ungrouped: int = 0
+    ungrouped_pages: tuple[str, ...] = ()
     # Candidate pairs left uncompared because there were more than WEBSIM_SIMILARITY_MAX_PAIRS.
     capped_pairs: int = 0
     # Pages with identical tag shingles, keywords and links: one group each, compared once.
@@ -72,6 +73,7 @@ class SimilarPairs:
             "blocking": self.blocking,
             "groups": [{"size": len(group), "pages": list(group)} for group in self.groups],
             "ungrouped": self.ungrouped,
+            "ungrouped_pages": list(self.ungrouped_pages),
             "similar_pairs": len(self.pairs),
             "identical_groups": [list(group) for group in self.identical_groups],
             "capped_buckets": self.capped_buckets,
@@ -340,6 +342,10 @@ def find_similar_pairs(
         question=params.question if params.question != "auto" else "custom",
         groups=tuple(tuple(pages[n].url or f"#{n}" for n in group) for group in groups),
         ungrouped=count - sum(map(len, groups)),
+        ungrouped_pages=tuple(
+            pages[n].url or f"#{n}"
+            for n in sorted(set(range(count)) - {n for group in groups for n in group})
+        ),
         capped_pairs=len(found) - len(candidates),
         identical_groups=tuple(
             tuple(pages[n].url for n in group) for group in identical if len(group) > 1
