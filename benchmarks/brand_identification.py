@@ -48,7 +48,7 @@ def jaccard(first: set[tuple[str, ...]], second: set[tuple[str, ...]]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--question", default="looks-alike")
+    parser.add_argument("--question", default="brand")
     args = parser.parse_args()
     datasets = datasets_dir()
     kits = datasets / "phishing-kits" if datasets else None
