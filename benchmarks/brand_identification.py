@@ -73,7 +73,8 @@ def main() -> int:
         f"index: {len(index)} references ({len(distractors)} article pages), question "
         f"{args.question}"
     )
-    results: dict[tuple[str, str], list[tuple[bool, bool]]] = {}
+    results: dict[tuple[str, str], list[tuple[bool, bool, bool]]] = {}
+    right_scores: dict[str, list[float]] = {}
     misses: list[str] = []
     for row in rows:
         if row["role"] != "query":
@@ -86,16 +87,19 @@ def main() -> int:
         brands = [brand_of.get(match.url, "other") for match in matches]
         top1 = bool(brands) and brands[0] == row["brand"]
         top5 = row["brand"] in brands
+        similar = top1 and matches[0].verdict == "similar"
         results.setdefault((row["kit"], "copies" if copy else "independent"), []).append(
-            (top1, top5)
+            (top1, top5, similar)
         )
+        if top1:
+            right_scores.setdefault(row["kit"], []).append(matches[0].score or 0.0)
         if not top1:
             first = matches[0] if matches else None
             misses.append(
                 f"  {row['kit']}/{row['brand']}: first {brands[0] if brands else None}"
                 f" ({first.to_dict() if first else ''})"
             )
-    print(f"{'kit':<24}{'pages':<13}{'n':>4}{'top-1':>8}{'top-5':>8}")
+    print(f"{'kit':<24}{'pages':<13}{'n':>4}{'top-1':>8}{'top-5':>8}{'similar':>9}")
     for kit in (TUNED_KIT, HELD_OUT_KIT):
         for kind in ("copies", "independent", "all"):
             outcomes = [
@@ -105,16 +109,25 @@ def main() -> int:
                 for outcome in found
             ]
             if outcomes:
-                top1 = sum(a for a, _ in outcomes) / len(outcomes)
-                top5 = sum(b for _, b in outcomes) / len(outcomes)
+                top1 = sum(a for a, _, _ in outcomes) / len(outcomes)
+                top5 = sum(b for _, b, _ in outcomes) / len(outcomes)
+                similar = sum(c for _, _, c in outcomes) / len(outcomes)
                 label = f"{kit} ({'tuned' if kit == TUNED_KIT else 'held out'})"
-                print(f"{label:<24}{kind:<13}{len(outcomes):>4}{top1:>8.3f}{top5:>8.3f}")
+                print(
+                    f"{label:<24}{kind:<13}{len(outcomes):>4}{top1:>8.3f}{top5:>8.3f}{similar:>9.3f}"
+                )
     false_positives = 0
+    best_other: list[float] = []
     for url, html in distractors:
         query = page_features(html, url=url + "#query")
         others = [match for match in index.query(query, args.question, 2) if match.url != url]
         false_positives += bool(others) and others[0].verdict == "similar"
+        best_other.append(others[0].score or 0.0 if others else 0.0)
     print(f"article pages judged similar to another: {false_positives}/{len(distractors)}")
+    for kit, scores in sorted(right_scores.items()):
+        quartiles = [round(value, 3) for value in sorted(scores)[:: max(1, len(scores) // 4)]]
+        print(f"scores of right first matches, {kit}: {quartiles}")
+    print(f"best score of an article page against another: {max(best_other):.3f}")
     print("misses:")
     print("\n".join(misses))
     return 0

@@ -134,12 +134,15 @@ def page_folder(url: str | None) -> Path | None:
 
 
 def brand_words(text: str) -> list[str]:
-    """Return the words of a text, file name or host: camelCase split, lower case, 3-30 letters,
-    file suffixes and generic path words dropped."""
-    text = _CAMEL.sub(" ", unquote(text))
+    """Return the words of a text, file name or host: lower case, camelCase also split, 3-30
+    letters, file suffixes and generic path words dropped."""
+    text = unquote(text)
+    whole = _WORD.findall(text.lower())
+    # a name written in camelCase (WordPress, LinkedIn) is kept whole beside its parts
+    parts = _WORD.findall(_CAMEL.sub(" ", text).lower())
     return [
         word
-        for word in _WORD.findall(text.lower())
+        for word in (whole + parts if len(parts) > len(whole) else whole)
         if 3 <= len(word) <= 30 and word not in _NOT_WORDS and sum(c.isdigit() for c in word) < 3
     ]
 
@@ -282,7 +285,7 @@ def difference_hash(data: bytes, limits: Counter[str] | None = None) -> int | No
             grey = picture.convert("L").resize((9, 8), Image.Resampling.LANCZOS)
     except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError, EOFError):
         return None
-    pixels = list(grey.getdata())
+    pixels = grey.tobytes()
     value = 0
     for row in range(8):
         for column in range(8):

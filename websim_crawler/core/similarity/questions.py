@@ -63,7 +63,7 @@ class Question:
 # Tuned on ShellPhish's pages of brands against zphisher's (HiddenEye's held out; see
 # ``benchmarks/brand_identification.py`` and RESULTS.md).
 BRAND_WEIGHT = 0.5
-BRAND_THRESHOLD = 0.5745
+BRAND_THRESHOLD = 0.5
 QUESTIONS: dict[str, Question] = {
     question.name: question
     for question in (
