@@ -15,6 +15,7 @@ import pytest
 from support.datasets import datasets_dir
 
 from websim_crawler.core.reference_index import ReferenceIndex
+from websim_crawler.core.reference_index import index as index_module
 from websim_crawler.core.similarity.comparison import page_features
 
 
@@ -55,3 +56,25 @@ def test_a_held_out_kit_page_is_matched_to_its_brand_by_its_brand_words(brand: s
     assert best.brand.explain().startswith("brand words: ")
     assert f" {brand} (" in best.brand.explain()  # among the three words that weighed most
     assert best.to_dict()["brand"]["features"] == best.brand.explain()
+
+
+def brand_page(name: str, words: str) -> str:
+    body = f"<body><h1>{name}</h1><form>x</form></body>"
+    return f"<html><head><title>{words}</title></head>{body}</html>"
+
+
+def test_brand_candidates_are_bounded_and_the_cap_is_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = ReferenceIndex()
+    for number, words in enumerate(["acme shared", "acme shared", "zenith other", "vortex other"]):
+        url = f"http://protected.example/{number}"
+        assert index.add(page_features(brand_page(f"page {number}", words), url=url)) is None
+    query = page_features(brand_page("query", "acme zenith"), url="http://suspicious.example/")
+    [best] = index.query(query, "brand")
+    assert best.brand is not None and best.url.startswith("http://protected.example/")
+    assert index.capped_brand_queries == 0
+    monkeypatch.setattr(index_module, "MAX_BRAND_SCORED", 1)
+    index.query(query, "brand")
+    # zenith (one reference) is scored, acme (two) passes the bound: counted once
+    assert index.capped_brand_queries == 1

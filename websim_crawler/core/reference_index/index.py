@@ -100,6 +100,9 @@ CACHED_REFERENCES = 64
 NEIGHBOURS = 64
 # The stages that find and rank candidates, in the order of their score columns.
 RANKING_STAGES = (*SKETCHED_STAGES, "links")
+# Brand candidates: references scored per query at most (those sharing its rarest brand words
+# first); a query that reaches it is counted (``capped_brand_queries``).
+MAX_BRAND_SCORED = 2_000
 # HNSW graph: links per node, and the breadth of the search while building.
 HNSW_LINKS = 32
 HNSW_BUILD_BREADTH = 80
@@ -239,6 +242,7 @@ class ReferenceIndex:
         self._identities: list[BrandIdentity | None] = []
         self._rarity = BrandRarity()
         self._brand_postings: dict[str, list[int]] = {}
+        self.capped_brand_queries = 0
 
     def __len__(self) -> int:
         return len(self.urls)
@@ -420,15 +424,20 @@ class ReferenceIndex:
         return [int(number) for number in ids[order[close]]]
 
     def _brand_scores(self, page: PageFeatures) -> dict[int, float]:
-        """Return the brand score of every reference sharing a brand word with the page."""
+        """Return the brand score of the references sharing a rare brand word with the page
+        (``MAX_BRAND_SCORED`` at most, those of its rarest words first)."""
         identity = page.identity
         if identity is None:
             return {}
         sharing: set[int] = set()
-        for word in identity.words:
-            posting = self._brand_postings.get(word)
-            if posting is not None and self._rarity.weight(word) > 0:
-                sharing.update(posting)
+        postings = [self._brand_postings.get(word) for word in identity.words]
+        for posting in sorted((p for p in postings if p), key=len):  # rarest words first
+            if len(posting) >= self._rarity.references > 1:
+                break  # a word every reference has weighs 0, and so do the commoner ones
+            if len(sharing) + len(posting) > MAX_BRAND_SCORED:
+                self.capped_brand_queries += 1
+                break
+            sharing.update(posting)
         scores = {}
         for number in sharing:
             found = brand_similarity(identity, self._identities[number], self._rarity, shown=0)
