@@ -85,7 +85,11 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.output:
         check_output_path(args.output)
-    from websim_crawler.core.reference_index import MAX_POSTINGS_READ, ReferenceIndex
+    from websim_crawler.core.reference_index import (
+        MAX_BRAND_SCORED,
+        MAX_POSTINGS_READ,
+        ReferenceIndex,
+    )
 
     index = ReferenceIndex.load(config.matching.index, config.similarity, config.matching)
     matcher = _Matcher(index)
@@ -103,6 +107,13 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"websim match: {index.capped_link_queries} page(s) had more link postings than "
             f"{MAX_POSTINGS_READ:,}: the links most references share were left out of their "
+            "candidate search",
+            file=sys.stderr,
+        )
+    if index.capped_brand_queries:
+        print(
+            f"websim match: {index.capped_brand_queries} page(s) shared brand words with more "
+            f"than {MAX_BRAND_SCORED:,} references: the commonest were left out of their "
             "candidate search",
             file=sys.stderr,
         )

@@ -469,12 +469,15 @@ STATS: tuple[StatDoc, ...] = (
             "websim/match/skipped/<reason>",
             "websim/match/references",
             "websim/match/links_capped",
+            "websim/match/brand_capped",
         ),
         (
             "the `MatchPipeline`: pages matched against the reference index, those with a "
             "similar reference, left out (`no_html`, a field of the wrong type); references in "
             "the index; pages whose links' postings passed the read bound (the links most "
-            "references share left out of their candidate search)"
+            "references share left out of their candidate search); pages that shared brand words "
+            "with more than `MAX_BRAND_SCORED` references (the commonest left out of their "
+            "candidate search, question `brand`)"
         ),
     ),
     StatDoc(

@@ -81,6 +81,8 @@ class MatchPipeline:
         stats.inc_value("websim/match/pages")
         if self.index.capped_link_queries:
             stats.set_value("websim/match/links_capped", self.index.capped_link_queries)
+        if self.index.capped_brand_queries:
+            stats.set_value("websim/match/brand_capped", self.index.capped_brand_queries)
         if any(match.verdict == "similar" for match in matches):
             stats.inc_value("websim/match/similar")
         return item

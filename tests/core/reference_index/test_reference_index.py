@@ -159,6 +159,16 @@ def test_an_index_of_another_format_is_refused_in_one_line(tmp_path: Path) -> No
     assert "format 99" in message and "9.0.0" in message and "rebuild" in message
 
 
+def test_a_format_3_index_without_brand_identities_is_refused_in_one_line(tmp_path: Path) -> None:
+    built_index().save(tmp_path / "refs.idx")
+    rewrite_meta(tmp_path / "refs.idx", format=3)
+    with pytest.raises(InputFormatError) as refused:
+        ReferenceIndex.load(tmp_path / "refs.idx")
+    message = str(refused.value)
+    assert "\n" not in message
+    assert "format 3" in message and "reads format 4" in message and "rebuild" in message
+
+
 def test_an_index_built_with_other_feature_settings_is_refused(tmp_path: Path) -> None:
     built_index().save(tmp_path / "refs.idx")
     with pytest.raises(ConfigError, match="WEBSIM_SIMILARITY_VISUAL_WIDTH"):
@@ -171,8 +181,10 @@ def test_an_index_built_with_other_feature_settings_is_refused(tmp_path: Path) -
         lambda data: b"not a zip at all",
         lambda data: data[: len(data) // 2],
         lambda data: data.replace(b"ann-layout.faiss", b"ann-layout.gone!"),
+        lambda data: data.replace(b"brand.json", b"brand.gone"),
+        lambda data: data.replace(b'[{"words"', b'[{"wordz"', 1),
     ],
-    ids=["not-a-zip", "cut", "member-missing"],
+    ids=["not-a-zip", "cut", "member-missing", "brand-missing", "brand-damaged"],
 )
 def test_a_damaged_index_is_a_clear_error(tmp_path: Path, damage: object) -> None:
     built_index().save(tmp_path / "refs.idx")

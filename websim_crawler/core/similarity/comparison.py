@@ -19,11 +19,19 @@ from typing import Any
 
 from websim_crawler.core.html import outgoing_links, stated_url
 from websim_crawler.core.page import AnalysisParams, PageAnalysis, analyse_page, feature_keywords
+from websim_crawler.core.similarity.brand import (
+    BrandIdentity,
+    BrandRarity,
+    BrandScore,
+    brand_identity,
+    brand_similarity,
+    page_folder,
+)
 from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_document
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import MODES, STAGES, SimilarityParams
-from websim_crawler.core.similarity.questions import QUESTIONS
+from websim_crawler.core.similarity.questions import QUESTIONS, brand_weight
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
     similarity,
@@ -60,6 +68,8 @@ class PageFeatures:
     # relative links could not be resolved, so its links are not compared.
     links_resolved: bool = True
     absolute_links: frozenset[str] | None = None  # derived when compared with an unresolved page
+    # The words that name its brand and its own images' hashes (``brand.brand_identity``).
+    identity: BrandIdentity | None = None
 
 
 def page_features(
@@ -143,6 +153,7 @@ def page_features(
         signature=signature,
         problems=problems,
         links_resolved=links_resolved,
+        identity=None if document is None else brand_identity(document.root, page_folder(url)),
     )
 
 
@@ -221,6 +232,8 @@ class ComparisonReport:
     question: str = "custom"
     decided_by: tuple[str, ...] = ()
     reason: str = ""  # one line: why the verdict is what it is (``verdict_reason``)
+    # The brand features both pages share, when the question weighs them (``brand``).
+    brand: BrandScore | None = None
 
     def stage(self, name: str) -> StageResult:
         """Return the result of one stage by name."""
@@ -338,6 +351,7 @@ def compare_pages(
     mode: str | None = None,
     params: SimilarityParams | None = None,
     idf: InverseDocumentFrequency | None = None,
+    brand_rarity: BrandRarity | None = None,
 ) -> ComparisonReport:
     """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage.
 
@@ -378,6 +392,7 @@ def compare_pages(
     judged = [r for r in results if r.verdict in ("similar", "dissimilar")]
     verdicts = [r.verdict for r in judged]
     deciding = [r.stage for r in judged if r.verdict == "dissimilar"] or [r.stage for r in judged]
+    brand: BrandScore | None = None
     by_classes = pair_classes_threshold(params) if mode == "combined" else None
     class_sets = _class_sets(first, second) if by_classes is not None else None
     if by_classes is not None and class_sets is not None:
@@ -385,8 +400,14 @@ def compare_pages(
         verdicts = ["similar" if combined >= by_classes else "dissimilar"]
         deciding = [TEMPLATE_CLASSES]
     elif mode == "combined" and combined is not None:
-        verdicts = ["similar" if combined >= params.combined_threshold else "dissimilar"]
         deciding = [r.stage for r in scored]
+        weight = brand_weight(params)
+        if weight > 0:
+            brand = brand_similarity(first.identity, second.identity, brand_rarity)
+        if brand is not None:
+            combined = (1 - weight) * combined + weight * brand.score
+            deciding.append("brand")
+        verdicts = ["similar" if combined >= params.combined_threshold else "dissimilar"]
     verdict = (
         "undetermined" if not verdicts else "dissimilar" if "dissimilar" in verdicts else "similar"
     )
@@ -400,6 +421,7 @@ def compare_pages(
         tuple(results),
         params.question if params.question != "auto" else "custom",
         tuple(deciding),
+        brand=brand,
     )
     return replace(report, reason=verdict_reason(report, params))
 
@@ -426,10 +448,16 @@ def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
         total = sum(weights[r.stage] for r in judged) or 1.0
         heaviest = max(judged, key=lambda r: weights[r.stage] * (r.score or 0.0))
         share = weights[heaviest.stage] / total
+        shared = ""
+        if report.brand is not None:
+            shared = (
+                f"; brand {report.brand.score:.3f} (weight {brand_weight(params):.0%}): "
+                f"{report.brand.explain()}"
+            )
         return (
             f"{asked}: {report.verdict}, combined score {report.combined_score:.3f} {relation} "
             f"threshold {params.combined_threshold:g}; {heaviest.stage} weighed most (weight "
-            f"{share:.0%} of the score, {heaviest.stage} {heaviest.score:.3f})"
+            f"{share:.0%} of the score, {heaviest.stage} {heaviest.score:.3f}){shared}"
         )
     stated = ", ".join(
         f"{r.stage} {r.score:.3f} {'>=' if r.verdict == 'similar' else '<'} {r.threshold:g}"

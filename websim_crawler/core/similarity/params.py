@@ -12,7 +12,7 @@ STAGES = ("layout", "text", "links", "visual")
 MODES = ("cascade", "full", "combined")  # how compare_pages runs the stages
 # The named questions of ``questions.QUESTIONS``; ``auto``: the entry point's, ``custom``: the
 # weights as set.
-QUESTION_NAMES = ("same-site", "same-template", "looks-alike", "same-content")
+QUESTION_NAMES = ("same-site", "same-template", "looks-alike", "same-content", "brand")
 # A record's similarity features as JSON-safe data, or why it has none (``core.stages`` fills).
 SIMILARITY_FEATURES = "similarity_features"
 SIMILARITY_SKIP = "similarity_skipped"
@@ -60,8 +60,8 @@ class SimilarityParams:
     question: str = setting(
         "auto",
         "WEBSIM_SIMILARITY_QUESTION",
-        "what 'similar' means: same-site, same-template, looks-alike, same-content (each its "
-        "fitted stage weights and threshold), custom (STAGE_WEIGHTS and COMBINED_THRESHOLD as "
+        "what 'similar' means: same-site, same-template, looks-alike, same-content, brand (each "
+        "its fitted stage weights and threshold), custom (STAGE_WEIGHTS and COMBINED_THRESHOLD as "
         "set) or auto (compare: looks-alike; similar and the pipeline: same-template; custom "
         "with a weights file)",
         choices=("auto", *QUESTION_NAMES, "custom"),

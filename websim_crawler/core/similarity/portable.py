@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from websim_crawler.core.html import outgoing_links
+from websim_crawler.core.similarity.brand import BrandIdentity
 from websim_crawler.core.similarity.comparison import PageFeatures
 from websim_crawler.core.similarity.documents import ParsedDocument, VertexTree
 from websim_crawler.core.similarity.visual import ColourSignature
@@ -58,6 +59,7 @@ def features_to_dict(features: PageFeatures) -> dict[str, Any]:
         "problems": list(features.problems),
         "links_resolved": features.links_resolved,
         "absolute_links": None if absolute_links is None else sorted(absolute_links),
+        "identity": None if features.identity is None else features.identity.to_dict(),
     }
 
 
@@ -67,6 +69,7 @@ def features_from_dict(data: Mapping[str, Any]) -> PageFeatures:
         document = data["document"]
         signature = data["signature"]
         absolute_links = data["absolute_links"]
+        identity = data.get("identity")  # absent from features saved before brand identity
         return PageFeatures(
             url=None if data["url"] is None else str(data["url"]),
             document=None if document is None else _document_from_dict(document),
@@ -76,6 +79,7 @@ def features_from_dict(data: Mapping[str, Any]) -> PageFeatures:
             problems=[str(problem) for problem in data["problems"]],
             links_resolved=bool(data["links_resolved"]),
             absolute_links=None if absolute_links is None else frozenset(map(str, absolute_links)),
+            identity=None if identity is None else BrandIdentity.from_dict(identity),
         )
     except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
         raise InputFormatError(f"not saved similarity features: {exc!r}") from exc

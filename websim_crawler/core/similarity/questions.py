@@ -39,6 +39,10 @@ class Question:
     # the class names they both use (``template_classes.pair_class_similarity``) at this
     # threshold instead of by the stages; None: by the stages.
     pair_classes_threshold: float | None = None
+    # Against a reference index, the share of the brand score (``brand.brand_similarity``: the
+    # rare brand words and images both pages have) in the score a match is ranked and judged by;
+    # the rest is the combined score of the stages. 0: the stages alone.
+    brand_weight: float = 0.0
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -56,6 +60,10 @@ class Question:
 # same-template``) by the class names they share, each fitted the same way: no fit of the stages
 # alone tells a site's templates apart (a result list and a record share the site's chrome; see
 # RESULTS.md); the layout stage answers pages without class names.
+# Tuned on ShellPhish's pages of brands against zphisher's (HiddenEye's held out; see
+# ``benchmarks/brand_identification.py`` and RESULTS.md).
+BRAND_WEIGHT = 0.5
+BRAND_THRESHOLD = 0.5
 QUESTIONS: dict[str, Question] = {
     question.name: question
     for question in (
@@ -85,6 +93,14 @@ QUESTIONS: dict[str, Question] = {
             "do both pages say the same thing, whatever their template (text leads)?",
             (0.0, 0.9804, 0.0196, 0.0),
             0.2814,
+        ),
+        Question(
+            "brand",
+            "which brand does the page imitate (looks-alike's stages, half the score the rare "
+            "brand words and images both pages have)?",
+            (0.5139, 0.2459, 0.1681, 0.0721),
+            BRAND_THRESHOLD,
+            brand_weight=BRAND_WEIGHT,
         ),
     )
 }
@@ -117,3 +133,9 @@ def ask(params: SimilarityParams, default: str) -> SimilarityParams:
         stage_weights=question.stage_weights,
         combined_threshold=question.threshold,
     )
+
+
+def brand_weight(params: SimilarityParams) -> float:
+    """Return the share of the brand score in a match's score for ``params``' question."""
+    question = QUESTIONS.get(params.question)
+    return 0.0 if question is None else question.brand_weight

@@ -1,0 +1,137 @@
+"""Which brand does a phishing-kit page imitate? Top-1/top-5 brand of real kit pages.
+
+Data (``../shared/datasets/phishing-kits``, or ``$WEBSIM_DATASETS``; used as files only, never
+served or run): zphisher's brand login pages are the references, with its four pages of other
+brands and 120 article pages of other sites (article-extraction-benchmark, one per host) beside
+them; ShellPhish's and HiddenEye's pages of the same brands are the queries, each right when the
+best reference is zphisher's page of its brand. ShellPhish is the kit the features were tuned
+on; HiddenEye is held out (reported apart), and each is split into near-copies of the reference
+(4-token shingle Jaccard of the HTML >= 0.5) and independently made pages. The article pages
+are also asked as queries of nothing: the share judged "similar" to some reference is the false
+positive rate.
+
+Usage::
+
+    PYTHONPATH=. .venv/bin/python benchmarks/brand_identification.py [--question looks-alike]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support.datasets import article_pages, datasets_dir  # noqa: E402
+
+from websim_crawler.core.reference_index import ReferenceIndex  # noqa: E402
+from websim_crawler.core.similarity.comparison import page_features  # noqa: E402
+
+TUNED_KIT, HELD_OUT_KIT = "shellphish", "hiddeneye"
+DISTRACTOR_PAGES = 120
+
+
+def shingles(text: str, size: int = 4) -> set[tuple[str, ...]]:
+    """Return the page's 4-token shingles."""
+    tokens = re.findall(r"\w+", text.lower())
+    return {tuple(tokens[i : i + size]) for i in range(max(0, len(tokens) - size + 1))}
+
+
+def jaccard(first: set[tuple[str, ...]], second: set[tuple[str, ...]]) -> float:
+    """Return the Jaccard of two shingle sets."""
+    return len(first & second) / len(first | second) if first | second else 0.0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--question", default="brand")
+    args = parser.parse_args()
+    datasets = datasets_dir()
+    kits = datasets / "phishing-kits" if datasets else None
+    if kits is None or not (kits / "labels.csv").is_file():
+        print("skipped: ../shared/datasets/phishing-kits is absent")
+        return 0
+    rows = list(csv.DictReader((kits / "labels.csv").open(encoding="utf-8")))
+    index = ReferenceIndex()
+    reference_of: dict[str, str] = {}
+    brand_of: dict[str, str] = {}
+    for row in rows:
+        if row["role"] in ("reference", "distractor"):
+            path = kits / row["page_path"]
+            url = path.resolve().as_uri()
+            index.add(page_features(path.read_bytes(), url=url))
+            brand_of[url] = row["brand"]
+            reference_of[row["brand"]] = row["page_path"]
+    distractors = article_pages(DISTRACTOR_PAGES)
+    for url, html in distractors:
+        index.add(page_features(html, url=url))
+    print(
+        f"index: {len(index)} references ({len(distractors)} article pages), question "
+        f"{args.question}"
+    )
+    results: dict[tuple[str, str], list[tuple[bool, bool, bool]]] = {}
+    right_scores: dict[str, list[float]] = {}
+    misses: list[str] = []
+    for row in rows:
+        if row["role"] != "query":
+            continue
+        path = kits / row["page_path"]
+        html = path.read_bytes()
+        reference_html = (kits / reference_of[row["brand"]]).read_text("utf-8", "replace")
+        copy = jaccard(shingles(html.decode("utf-8", "replace")), shingles(reference_html)) >= 0.5
+        matches = index.query(page_features(html, url=path.resolve().as_uri()), args.question, 5)
+        brands = [brand_of.get(match.url, "other") for match in matches]
+        top1 = bool(brands) and brands[0] == row["brand"]
+        top5 = row["brand"] in brands
+        similar = top1 and matches[0].verdict == "similar"
+        results.setdefault((row["kit"], "copies" if copy else "independent"), []).append(
+            (top1, top5, similar)
+        )
+        if top1:
+            right_scores.setdefault(row["kit"], []).append(matches[0].score or 0.0)
+        if not top1:
+            first = matches[0] if matches else None
+            misses.append(
+                f"  {row['kit']}/{row['brand']}: first {brands[0] if brands else None}"
+                f" ({first.to_dict() if first else ''})"
+            )
+    print(f"{'kit':<24}{'pages':<13}{'n':>4}{'top-1':>8}{'top-5':>8}{'similar':>9}")
+    for kit in (TUNED_KIT, HELD_OUT_KIT):
+        for kind in ("copies", "independent", "all"):
+            outcomes = [
+                outcome
+                for (name, which), found in results.items()
+                if name == kit and kind in (which, "all")
+                for outcome in found
+            ]
+            if outcomes:
+                top1 = sum(a for a, _, _ in outcomes) / len(outcomes)
+                top5 = sum(b for _, b, _ in outcomes) / len(outcomes)
+                similar = sum(c for _, _, c in outcomes) / len(outcomes)
+                label = f"{kit} ({'tuned' if kit == TUNED_KIT else 'held out'})"
+                print(
+                    f"{label:<24}{kind:<13}{len(outcomes):>4}{top1:>8.3f}{top5:>8.3f}{similar:>9.3f}"
+                )
+    false_positives = 0
+    best_other: list[float] = []
+    for url, html in distractors:
+        query = page_features(html, url=url + "#query")
+        others = [match for match in index.query(query, args.question, 2) if match.url != url]
+        false_positives += bool(others) and others[0].verdict == "similar"
+        best_other.append(others[0].score or 0.0 if others else 0.0)
+    print(f"article pages judged similar to another: {false_positives}/{len(distractors)}")
+    for kit, scores in sorted(right_scores.items()):
+        quartiles = [round(value, 3) for value in sorted(scores)[:: max(1, len(scores) // 4)]]
+        print(f"scores of right first matches, {kit}: {quartiles}")
+    print(f"best score of an article page against another: {max(best_other):.3f}")
+    print("misses:")
+    print("\n".join(misses))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

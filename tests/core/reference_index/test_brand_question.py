@@ -1,0 +1,80 @@
+"""The brand question on real phishing-kit pages (``../shared/datasets/phishing-kits``).
+
+HiddenEye's pages are held out of the tuning (ShellPhish's were tuned on): each case here is a
+HiddenEye page made independently of zphisher's page of its brand, which ``looks-alike`` ranks
+behind another brand's page and ``brand`` ranks first, naming the brand words that decided.
+"""
+
+from __future__ import annotations
+
+import csv
+from functools import cache
+from pathlib import Path
+
+import pytest
+from support.datasets import datasets_dir
+
+from websim_crawler.core.reference_index import ReferenceIndex
+from websim_crawler.core.reference_index import index as index_module
+from websim_crawler.core.similarity.comparison import page_features
+
+
+def kits_folder() -> Path:
+    folder = datasets_dir()
+    kits = folder / "phishing-kits" if folder else None
+    if kits is None or not (kits / "labels.csv").is_file():
+        pytest.skip("../shared/datasets/phishing-kits not found (set WEBSIM_DATASETS)")
+    return kits
+
+
+@cache
+def kit_index() -> tuple[ReferenceIndex, dict[str, str]]:
+    """Index zphisher's references and distractors; return it and each reference's brand."""
+    kits = kits_folder()
+    index = ReferenceIndex()
+    brands: dict[str, str] = {}
+    with (kits / "labels.csv").open(encoding="utf-8") as labels:
+        for row in csv.DictReader(labels):
+            if row["role"] in ("reference", "distractor"):
+                path = kits / row["page_path"]
+                url = path.resolve().as_uri()
+                assert index.add(page_features(path.read_bytes(), url=url)) is None
+                brands[url] = row["brand"]
+    return index, brands
+
+
+@pytest.mark.parametrize("brand", ["dropbox", "ebay", "linkedin", "wordpress"])
+def test_a_held_out_kit_page_is_matched_to_its_brand_by_its_brand_words(brand: str) -> None:
+    index, brands = kit_index()
+    path = kits_folder() / "hiddeneye" / brand / "index.html"
+    query = page_features(path.read_bytes(), url=path.resolve().as_uri())
+    [looks_alike] = index.query(query, "looks-alike")
+    assert brands[looks_alike.url] != brand  # the template outweighs the brand
+    [best] = index.query(query, "brand")
+    assert brands[best.url] == brand
+    assert best.brand is not None and "brand" in best.decided_by
+    assert best.brand.explain().startswith("brand words: ")
+    assert f" {brand} (" in best.brand.explain()  # among the three words that weighed most
+    assert best.to_dict()["brand"]["features"] == best.brand.explain()
+
+
+def brand_page(name: str, words: str) -> str:
+    body = f"<body><h1>{name}</h1><form>x</form></body>"
+    return f"<html><head><title>{words}</title></head>{body}</html>"
+
+
+def test_brand_candidates_are_bounded_and_the_cap_is_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    index = ReferenceIndex()
+    for number, words in enumerate(["acme shared", "acme shared", "zenith other", "vortex other"]):
+        url = f"http://protected.example/{number}"
+        assert index.add(page_features(brand_page(f"page {number}", words), url=url)) is None
+    query = page_features(brand_page("query", "acme zenith"), url="http://suspicious.example/")
+    [best] = index.query(query, "brand")
+    assert best.brand is not None and best.url.startswith("http://protected.example/")
+    assert index.capped_brand_queries == 0
+    monkeypatch.setattr(index_module, "MAX_BRAND_SCORED", 1)
+    index.query(query, "brand")
+    # zenith (one reference) is scored, acme (two) passes the bound: counted once
+    assert index.capped_brand_queries == 1
