@@ -472,12 +472,10 @@ STATS: tuple[StatDoc, ...] = (
             "websim/match/brand_capped",
         ),
         (
-            "the `MatchPipeline`: pages matched against the reference index, those with a "
-            "similar reference, left out (`no_html`, a field of the wrong type); references in "
-            "the index; pages whose links' postings passed the read bound (the links most "
-            "references share left out of their candidate search); pages that shared brand words "
-            "with more than `MAX_BRAND_SCORED` references (the commonest left out of their "
-            "candidate search, question `brand`)"
+            "the `MatchPipeline`: pages matched, those with a similar reference, left out "
+            "(`no_html`, a field of the wrong type); references in the index; pages whose links' "
+            "postings, or brand words (`MAX_BRAND_SCORED`, question `brand`), passed their read "
+            "bound (the most shared left out of their candidate search)"
         ),
     ),
     StatDoc(

@@ -37,6 +37,7 @@ import orjson
 from numpy.typing import NDArray
 
 import websim_crawler
+from websim_crawler.core.reference_index.graph import StageGraph
 from websim_crawler.core.reference_index.links import LinkPostings, link_hashes
 from websim_crawler.core.reference_index.params import MatchParams
 from websim_crawler.core.reference_index.sketch import DIMENSIONS, SKETCHED_STAGES, stage_sketches
@@ -96,9 +97,6 @@ RANKING_STAGES = (*SKETCHED_STAGES, "links")
 # Brand candidates: references scored per query at most (those sharing its rarest brand words
 # first); a query that reaches it is counted (``capped_brand_queries``).
 MAX_BRAND_SCORED = 2_000
-# HNSW graph: links per node, and the breadth of the search while building.
-HNSW_LINKS = 32
-HNSW_BUILD_BREADTH = 80
 
 
 @dataclass(frozen=True)
@@ -152,58 +150,6 @@ def _feature_settings(params: SimilarityParams) -> dict[str, Any]:
     return {name: getattr(params, attribute) for attribute, name in FEATURE_SETTINGS.items()}
 
 
-class _StageGraph:
-    """The HNSW graph of one stage's sketches, ids being reference numbers."""
-
-    def __init__(self, faiss_index: Any = None) -> None:
-        import faiss
-
-        # One query is one small search: OpenMP threads only wait for each other on a busy
-        # machine (tens of milliseconds), and the crawl's workers have the other cores.
-        faiss.omp_set_num_threads(1)
-        self.faiss = faiss
-        if faiss_index is None:
-            graph = faiss.IndexHNSWFlat(DIMENSIONS, HNSW_LINKS, faiss.METRIC_INNER_PRODUCT)
-            graph.hnsw.efConstruction = HNSW_BUILD_BREADTH
-            faiss_index = faiss.IndexIDMap2(graph)
-        self.index = faiss_index
-
-    @property
-    def size(self) -> int:
-        return int(self.index.ntotal)
-
-    def add(self, ids: NDArray[np.int64], vectors: NDArray[np.float32]) -> None:
-        if len(ids):
-            self.index.add_with_ids(np.ascontiguousarray(vectors, dtype=np.float32), ids)
-
-    def nearest(self, vector: NDArray[np.float32], count: int) -> NDArray[np.int64]:
-        if not self.size:
-            return np.zeros(0, dtype=np.int64)
-        graph: Any = self.faiss.downcast_index(self.index.index)
-        graph.hnsw.efSearch = max(2 * count, 64)
-        _scores, ids = self.index.search(vector[None, :].astype(np.float32), min(count, self.size))
-        found: NDArray[np.int64] = ids[0]
-        return found[found >= 0]
-
-    def to_bytes(self) -> bytes:
-        return bytes(self.faiss.serialize_index(self.index))
-
-    @classmethod
-    def from_bytes(cls, data: memoryview, expected: int, source: str) -> _StageGraph:
-        import faiss
-
-        try:
-            index = faiss.deserialize_index(np.frombuffer(data, dtype=np.uint8))
-        except RuntimeError as exc:
-            raise InputFormatError(f"{source}: not a faiss index: {exc}") from exc
-        if index.d != DIMENSIONS or index.ntotal != expected:
-            raise InputFormatError(
-                f"{source}: {index.ntotal} vectors of {index.d} dimensions, expected {expected} "
-                f"of {DIMENSIONS}"
-            )
-        return cls(index)
-
-
 class ReferenceIndex:
     """Reference pages' features for the four stages, with stage sketches to find candidates.
 
@@ -230,7 +176,7 @@ class ReferenceIndex:
         self._links = LinkPostings()
         self._records: bytearray | memoryview = bytearray()
         self._offsets: list[int] = [0]
-        self._graphs = {stage: _StageGraph() for stage in SKETCHED_STAGES}
+        self._graphs = {stage: StageGraph() for stage in SKETCHED_STAGES}
         self._pending: list[int] = []
         self._decoded: OrderedDict[int, PageFeatures] = OrderedDict()
         self._file: Any = None  # the mapped file the stored records are read from
@@ -588,7 +534,7 @@ class ReferenceIndex:
         links.check(count, str(path))
         for position, stage in enumerate(SKETCHED_STAGES):
             expected = int((np.abs(sketches[:, position, :]).sum(axis=1) > 0).sum())
-            index._graphs[stage] = _StageGraph.from_bytes(
+            index._graphs[stage] = StageGraph.from_bytes(
                 opened.member(f"ann-{stage}.faiss"), expected, f"{path}: ann-{stage}.faiss"
             )
         index.urls = urls
