@@ -28,6 +28,7 @@ logger = logging.getLogger(__name__)
 _MIN_SQUARED_DISTANCE = 1e-12
 
 Matrix = Any  # a scipy.sparse matrix/array or a 2-D numpy array
+_TIE_TOLERANCE = 1e-9  # relative: objectives closer than this are one objective
 
 
 class FuzzyCMeans:
@@ -35,8 +36,8 @@ class FuzzyCMeans:
 
     ``init`` is ``"k-means++"`` (D^2 seeding, Arthur & Vassilvitskii 2007), ``"random"`` (distinct
     random rows) or an array of initial centres. ``tol`` bounds the largest change of a membership
-    between two iterations. The best of ``n_init`` runs (lowest objective) is kept;
-    ``restart_xie_beni_`` holds every run's Xie-Beni index, in run order.
+    between two iterations. The best of ``n_init`` runs (lowest objective; the earliest of equal
+    ones) is kept; ``restart_xie_beni_`` holds every run's Xie-Beni index, in run order.
     """
 
     def __init__(
@@ -86,7 +87,9 @@ class FuzzyCMeans:
                 run.objective,
                 run.n_iter,
             )
-            if best is None or run.objective < best.objective:
+            # A later run wins only by more than rounding: several starts often reach one
+            # partition, and multithreaded BLAS sums in varying order (the labels would follow).
+            if best is None or run.objective < best.objective * (1.0 - _TIE_TOLERANCE):
                 best = run
         assert best is not None
         self.cluster_centers_ = best.centers
