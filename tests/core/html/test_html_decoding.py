@@ -113,8 +113,10 @@ def test_the_middleware_gives_spiders_the_browsers_text_and_counts_confidence() 
     url = "http://127.0.0.1:8000/a.html"
     source = page("utf-16")
     request = Request(url)
+    # Scrapy before w3lib 2.6 believes the meta and reads UTF-16 garbage; the middleware's text
+    # is the browser's whichever w3lib is installed.
     response = HtmlResponse(url=url, body=source.encode("utf-8"), request=request)
-    assert response.text != source  # Scrapy believes the meta: UTF-16 garbage
+    scrapy_was_wrong = response.text != source
     fixed = middleware.process_response(request, response)
     assert fixed.text == source
     assert fixed.meta[CONFIDENCE_META] == "declared"
@@ -127,7 +129,8 @@ def test_the_middleware_gives_spiders_the_browsers_text_and_counts_confidence() 
     assert middleware.process_response(header.request, header).text == page()
     stats = crawler.stats
     assert stats is not None
-    assert stats.get_value("websim/pages/encoding/redecoded") == 2
+    # The header case is garbage in Scrapy with any w3lib: UTF-8 bytes read as UTF-16.
+    assert stats.get_value("websim/pages/encoding/redecoded") == 1 + scrapy_was_wrong
     plain_request = Request(url)
     plain = HtmlResponse(url=url, body=page("utf-8").encode("utf-8"), request=plain_request)
     assert middleware.process_response(plain_request, plain) is plain  # nothing to change

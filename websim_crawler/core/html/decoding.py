@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass
+from email.message import Message
 
 from charset_normalizer import from_bytes
 from w3lib.encoding import (
@@ -68,7 +69,7 @@ def decode_page(
     if bom_encoding is not None and bom is not None:
         return DecodedPage(data[len(bom) :].decode(bom_encoding, "replace"), bom_encoding, DECLARED)
     head = data[:_SNIFF_BYTES]
-    header = _codec_name(encoding) if encoding else http_content_type_encoding(content_type)
+    header = _codec_name(encoding) if encoding else _header_encoding(content_type)
     if header is not None and _codec_name(header) in _WIDE_ENCODINGS:
         layout = _wide_layout(head, 4 if _codec_name(header).startswith("utf-32") else 2)
         if layout is not None:
@@ -96,6 +97,19 @@ def _codec_name(label: str) -> str:
         return codecs.lookup(label).name
     except LookupError:
         return label.lower()
+
+
+def _header_encoding(content_type: str | None) -> str | None:
+    """Return the Content-Type charset: a UTF-16/32 label as written (WHATWG, and w3lib from
+    2.6, drop UTF-32, whose layout ``decode_page`` checks itself), any other by WHATWG labels."""
+    if not content_type:
+        return None
+    header = Message()
+    header["content-type"] = content_type
+    label = header.get_param("charset")
+    if isinstance(label, str) and _codec_name(label.strip()) in _WIDE_ENCODINGS:
+        return label.strip()
+    return http_content_type_encoding(content_type)
 
 
 def _meta_encoding(data: bytes) -> str | None:
