@@ -19,7 +19,8 @@ Pages (English wording; German sites say the same in German):
   ``<ol class="results"><li class="result"><a href="/record/ID">Title</a><p>snippet</p></li>``,
   then ``<nav class="pager">`` with numbered links and "Next". An empty answer says ``No results
   for «word»``; an empty search says ``Please enter a search``. Simple forms list matches in
-  record-id order; the advanced form's ``sort`` orders all matches before the cap.
+  record-id order (oldest or, by ``listed``, newest first; ids dense or, by ``ids``, with gaps
+  as deletions leave); the advanced form's ``sort`` orders all matches before the cap.
 - ``/record/ID``: the record. ``/opensearch.xml``, ``/about``, ``/help``, ``/robots.txt``.
 
 The site knows what it holds: :meth:`HiddenDatabaseSite.matches`, :attr:`~HiddenDatabaseSite.
@@ -32,10 +33,12 @@ records`, :meth:`~HiddenDatabaseSite.fewest_result_pages`, and counts what it se
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime
 import functools
 import hashlib
 import html
+import itertools
 import json
 import math
 import random
@@ -198,6 +201,8 @@ class HiddenDatabase:
     form: str = "simple"  # "simple" (one text box) | "advanced"
     failure: str | None = None  # None | "empty_always" | "errors_on_some" | "captcha"
     held_out: bool = False  # not for tuning surfacing on: only for measuring it
+    listed: str = "oldest"  # simple forms list matches by id: "oldest" | "newest" first
+    ids: str = "dense"  # record ids "dense" (1, 2, 3...) | "sparse" (steps of 1 to 6: deletions)
     seed: int = 7  # the records' choice, order and attributes
 
     def __post_init__(self) -> None:
@@ -208,6 +213,8 @@ class HiddenDatabase:
             "entrance": ("form", "opensearch", "linked"),
             "form": ("simple", "advanced"),
             "failure": (None, "empty_always", "errors_on_some", "captcha"),
+            "listed": ("oldest", "newest"),
+            "ids": ("dense", "sparse"),
         }
         for field_name, values in allowed.items():
             if getattr(self, field_name) not in values:
@@ -245,6 +252,9 @@ def gallery() -> list[HiddenDatabase]:
         HiddenDatabase("de-and-cap50-stemming", language="de", stemming=True),
         HiddenDatabase("en-opensearch-cap50", entrance="opensearch", shows_count=False),
         HiddenDatabase("en-linked-cap20", entrance="linked", cap=20, held_out=True),
+        HiddenDatabase(
+            "en-newest-sparse-cap20", cap=20, listed="newest", ids="sparse", seed=29, held_out=True
+        ),
         HiddenDatabase("en-advanced-cap50", form="advanced"),
         HiddenDatabase("de-advanced-cap20", language="de", form="advanced", cap=20, held_out=True),
     ]
@@ -583,6 +593,12 @@ class HiddenDatabaseSite:
         self.records: list[DatabaseRecord] = list(
             database_records(spec.language, spec.size, spec.seed)
         )
+        if spec.ids == "sparse":
+            steps = random.Random(spec.seed).choices(range(1, 7), k=len(self.records))
+            self.records = [
+                dataclasses.replace(record, id=str(number))
+                for record, number in zip(self.records, itertools.accumulate(steps), strict=True)
+            ]
         self.by_id = {record.id: record for record in self.records}
         self.categories: list[str] = sorted({record.category for record in self.records})
         self.stops = stop_words_of(spec.language)
@@ -788,8 +804,11 @@ class HiddenDatabaseSite:
         else:
             found = set(range(len(self.records)))
         filters = search.filters
+        newest_first = self.spec.listed == "newest"
         kept = [
-            position for position in sorted(found) if self._passes(self.records[position], filters)
+            position
+            for position in sorted(found, reverse=newest_first)
+            if self._passes(self.records[position], filters)
         ]
         if search.sort == "title":
             kept.sort(key=lambda position: self.records[position].title.casefold())

@@ -125,13 +125,14 @@ STATS: tuple[StatDoc, ...] = (
             "websim/surfacing/site_cap",
             "websim/surfacing/site_stems",
             "websim/surfacing/site_semantics",
+            "websim/surfacing/site_order",
             "websim/surfacing/terms_dropped",
         ),
         (
             "no form on the start page: places looked at (`<how>`: `opensearch`, `page`: one "
             "link away or the 404 page), where it was found; each query's `query`, `new`, "
             "`shown`, `matches` stated, `pages`, `capped`, `failed`; `[result pages, records]` "
-            "after each page; the site's cap, stemming, AND/OR; terms over the limit"
+            "after each page; the site's cap, stemming, AND/OR, order (`ids ascending`); terms cut"
         ),
     ),
     StatDoc(

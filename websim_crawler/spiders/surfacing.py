@@ -276,6 +276,8 @@ class Surfacing:
             values["websim/surfacing/site_semantics"] = planner.site_semantics
         if planner.site_stems is not None:
             values["websim/surfacing/site_stems"] = planner.site_stems
+        if planner.site_order is not None:
+            values["websim/surfacing/site_order"] = planner.site_order
         if planner.terms_dropped:
             values["websim/surfacing/terms_dropped"] = planner.terms_dropped
         if planner.stopped == ANSWERS_NOTHING:

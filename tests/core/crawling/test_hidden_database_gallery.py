@@ -115,7 +115,7 @@ def test_every_site_holds_its_records(name: str) -> None:
 
 def test_gallery_marks_the_held_out_sites() -> None:
     held_out = {spec.name for spec in gallery() if spec.held_out}
-    assert held_out == {"en-linked-cap20", "de-advanced-cap20"}
+    assert held_out == {"en-linked-cap20", "en-newest-sparse-cap20", "de-advanced-cap20"}
     with pytest.raises(ValueError, match="semantics"):
         HiddenDatabase("bad", semantics="xor")
 
@@ -223,6 +223,16 @@ def test_linked_entrance(site: HiddenDatabaseSite) -> None:
     status, page = get(site.url + "search")
     assert status == 200 and 'action="/search"' in page and 'name="q"' in page
     assert site.requests == collections.Counter(home=1, other=1) and site.queries_seen == []
+
+
+@on("en-newest-sparse-cap20")
+def test_newest_first_over_sparse_ids(site: HiddenDatabaseSite) -> None:
+    numbers = [int(record.id) for record in site.records]
+    assert numbers == sorted(numbers) and numbers[-1] > 2 * len(numbers)  # gaps: deletions
+    ids, _ = follow_pager(site, search_url(site, q="python"))
+    assert len(ids) == 20 and ids == site.matches("python")[:20]
+    assert [int(one) for one in ids] == sorted((int(one) for one in ids), reverse=True)
+    assert ids[0] == max(site.matches("python"), key=int)  # the newest match first
 
 
 @on("en-advanced-cap50")

@@ -51,7 +51,9 @@ def test_surfacing_reaches_most_records_and_beats_the_frequency_list(
     assert len({entry["query"] for entry in chosen}) == len(chosen)  # nothing asked twice
     assert {entry["query"] for entry in chosen} == set(site.queries_seen)
     reached = coverage(site, planner)
-    assert reached >= 0.85, planner.summary()  # measured: 0.86 to 0.97
+    assert reached >= 0.9, planner.summary()  # measured: 0.928 to 0.989
+    listed = "ids descending" if site.spec.listed == "newest" else "ids ascending"
+    assert planner.site_order == listed
     baseline = surface(site.url, queries=generic_queries(site.spec.language, len(chosen)))
     assert reached >= coverage(site, baseline) + 0.15
     estimate = planner.estimate()

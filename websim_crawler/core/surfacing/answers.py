@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TypedDict
+
+_MIN_CAP_EVIDENCE = 2  # answers that stop at one length before it is taken as the site's cap
+_MIN_PAGER_CAP_EVIDENCE = 3  # the same, from the pager's end alone (no counts stated)
 
 
 class QueryLogEntry(TypedDict):
@@ -41,3 +46,26 @@ class CoveragePoint:
 
     requests: int
     records: int
+
+
+def observed_cap(answers: Iterable[Asked], page_size: int) -> int | None:
+    """Return the answer length several finished answers stopped at while stating more
+    matches, or, on a site that states no counts, by the pager's end at the longest length
+    seen (several answers of several pages of ``page_size``, all ending at one length, none
+    longer); else ``None``."""
+    finished = [asked for asked in answers if asked.finished and not asked.more_pages]
+    stated = Counter(
+        len(asked.records)
+        for asked in finished
+        if asked.matches is not None and asked.matches > len(asked.records)
+    )
+    if stated:
+        length, times = stated.most_common(1)[0]
+        return length if times >= _MIN_CAP_EVIDENCE else None
+    lengths = Counter(len(asked.records) for asked in finished if asked.matches is None)
+    if not lengths:
+        return None
+    longest = max(lengths)
+    if longest >= 2 * max(page_size, 1) and lengths[longest] >= _MIN_PAGER_CAP_EVIDENCE:
+        return longest
+    return None

@@ -8,7 +8,9 @@ query; what a term of a given frequency brings is learnt from the site's own ans
 (``core.surfacing.bands``), and within the best band the term of the records fewest queries
 reached comes first (novelty: the mean of 1/captures over its records). The site's query
 language is learnt too: whether it stems, whether it joins two words by AND or OR (under OR,
-rare words are asked several at a time). docs/surfacing.md tells the whole story.
+rare words are asked several at a time). On a site that caps its answers and lists them by
+record id, the next word is instead the one whose answer is expected to show the most unseen
+records under that order (``core.surfacing.order``). docs/surfacing.md tells the whole story.
 
 It stops when the records reached cover the estimated size (``estimate``), when the last queries
 brought almost nothing new, when no term is left, at the budget, or when the first queries all
@@ -27,16 +29,15 @@ from typing import Any
 
 import numpy as np
 
-from websim_crawler.core.surfacing.answers import Asked, CoveragePoint, QueryLogEntry
+from websim_crawler.core.surfacing.answers import Asked, CoveragePoint, QueryLogEntry, observed_cap
 from websim_crawler.core.surfacing.bands import BandYields, band_of, bands_of
 from websim_crawler.core.surfacing.counts import ResultCount
 from websim_crawler.core.surfacing.estimate import SizeEstimate, chao_estimate, stated_estimate
+from websim_crawler.core.surfacing.order import ListingOrder
 from websim_crawler.core.surfacing.params import SurfacingParams
 from websim_crawler.core.text import stemmer, stopwords, tokenize
 
 _TERM = re.compile(r"[^\W\d_]{3,40}", re.UNICODE)  # letters only, 3 to 40 of them
-_MIN_CAP_EVIDENCE = 2  # answers that stop at one length before it is taken as the site's cap
-_MIN_PAGER_CAP_EVIDENCE = 3  # the same, from the pager's end alone (no counts stated)
 _MAX_BUNDLE = 5  # words one OR query carries at most
 _SEED_LIMIT = 400  # seed terms kept from the start page and the form
 _MIN_QUERIES_FOR_COVERED = 8  # answers before "covered" is believed
@@ -82,6 +83,7 @@ class QueryPlanner:
         self._requests = 0
         self._recent_new: deque[int] = deque(maxlen=self.params.stall_queries)
         self._yields = BandYields()  # what each frequency band's queries brought
+        self._listing = ListingOrder()  # whether answers are listed by record id
         self._semantics: str | None = None  # "and", "or" or "unknown": two words in one query
         self._semantics_probe: tuple[str, str, str] | None = None  # (query, first, second)
         self.terms_dropped = 0  # new terms ignored at max_terms
@@ -126,15 +128,18 @@ class QueryPlanner:
                 self._total_method = "stated"
         self._page_size = max(self._page_size, len(records))
         new = 0
+        listed = []
         for key, text in records.items():
             index = self._records.get(key)
             if index is None:
                 index = self._add_record(key, text)
                 new += 1
+            listed.append(index)
             if index not in asked.records:
                 asked.records.add(index)
                 self._capture(index)
         asked.new += new
+        self._listing.observe(query, listed)
         self.curve.append(CoveragePoint(self._requests, len(self._records)))
         return new
 
@@ -146,6 +151,7 @@ class QueryPlanner:
             return
         known = set(self._record_terms[index])
         captures = self._captures[index]
+        added = []
         for word in dict.fromkeys(words):
             if not _TERM.fullmatch(word) or word in self._stop:
                 continue
@@ -153,10 +159,12 @@ class QueryPlanner:
             if term is None or term in known:
                 continue
             known.add(term)
-            self._record_terms[index].append(term)
+            added.append(term)
             self._frequency[term] += 1
             if captures:
                 self._novelty[term] += 1.0 / captures
+        self._record_terms[index].extend(added)
+        self._listing.add_terms(index, added)
 
     def add_failure(self, query: str) -> None:
         """Account for a query the site answered with an error (the term is not asked again)."""
@@ -174,6 +182,12 @@ class QueryPlanner:
         if asked.failed and not asked.records:
             return
         self._recent_new.append(asked.new)
+        if " " not in query and asked.records_when_asked:
+            self._listing.calibrate(
+                asked.frequency_when_asked / asked.records_when_asked,
+                sorted(asked.records),
+                self._was_capped(asked),
+            )
         band = band_of(asked.frequency_when_asked, asked.records_when_asked)
         self._yields.credit(band, asked.new, len(asked.records), asked.pages)
         self._learn_stemming(asked)
@@ -290,6 +304,11 @@ class QueryPlanner:
         """Return how the site joins two words of a query ("and", "or"), when known."""
         return self._semantics if self._semantics in ("and", "or") else None
 
+    @property
+    def site_order(self) -> str | None:
+        """Return "ids ascending" or "ids descending" when every answer was listed so."""
+        return {1: "ids ascending", -1: "ids descending"}.get(self._listing.direction or 0)
+
     def estimate(self) -> SizeEstimate:
         """Estimate the database size (see ``core.surfacing.estimate``)."""
         held = len(self._records)
@@ -368,6 +387,8 @@ class QueryPlanner:
                 term_ids.append(term)
                 self._frequency[term] += 1
         self._record_terms.append(term_ids)
+        self._listing.add_record(key)
+        self._listing.add_terms(index, term_ids)
         return index
 
     def _term_id(self, word: str) -> int | None:
@@ -415,30 +436,8 @@ class QueryPlanner:
         return cap is not None and shown >= cap
 
     def _observed_cap(self, excluding: str | None = None) -> int | None:
-        """Return the answer length several answers stopped at: while stating more matches,
-        or, on a site that states no counts, by the pager's end at the longest length seen
-        (several answers of several pages, all ending at one length, none longer)."""
-        finished = [
-            asked
-            for asked in self._asked.values()
-            if asked.finished and asked.query != excluding and not asked.more_pages
-        ]
-        stated = Counter(
-            len(asked.records)
-            for asked in finished
-            if asked.matches is not None and asked.matches > len(asked.records)
-        )
-        if stated:
-            length, times = stated.most_common(1)[0]
-            return length if times >= _MIN_CAP_EVIDENCE else None
-        lengths = Counter(len(asked.records) for asked in finished if asked.matches is None)
-        if not lengths:
-            return None
-        longest = max(lengths)
-        pages = max(self._page_size, 1)
-        if longest >= 2 * pages and lengths[longest] >= _MIN_PAGER_CAP_EVIDENCE:
-            return longest
-        return None
+        answers = (asked for asked in self._asked.values() if asked.query != excluding)
+        return observed_cap(answers, self._page_size)
 
     def _learn_stemming(self, asked: Asked) -> None:
         if self._stem_probe is None or asked.query == self._stem_probe:
@@ -521,8 +520,10 @@ class QueryPlanner:
         if not candidates.any():
             return self._next_seed()
         held = len(self._records)
-        bands = bands_of(frequency, held)
         novelty = self._novelty[:count] / np.maximum(frequency, 1)
+        if self._listing.direction is not None and self.site_cap is not None:
+            return self._listed_terms(np.flatnonzero(candidates), novelty)
+        bands = bands_of(frequency, held)
         best_band = self._yields.best(np.unique(bands[candidates]).tolist(), self._page_size)
         in_band = candidates & (bands == best_band)
         score = np.where(in_band, novelty + 1e-6 * frequency, -np.inf)
@@ -546,6 +547,21 @@ class QueryPlanner:
                 (query for query in self._order if self._stem_id(query) == stem), None
             )
         return word
+
+    def _listed_terms(
+        self, candidates: np.ndarray[Any, np.dtype[np.int64]], novelty: np.ndarray[Any, Any]
+    ) -> str:
+        """Return the term whose answer is expected to show the most unseen records, given the
+        order the site lists answers in (``core.surfacing.order``); one word a query, also
+        under OR: two words' answer ends sooner in the order, where fewer records are unseen."""
+        limit = int(self._shown_limit())
+        held = len(self._records)
+        # Records few answers showed resemble the unseen ones (Good and Turing); the square
+        # root tempers it: over the gallery's capped databases it reached more than either
+        # the full ratio or none.
+        likeness = np.sqrt(novelty[candidates] * held / max(self._novelty_total, 1e-9))
+        expected = self._listing.expected_new(candidates, limit, self._captures, likeness)
+        return self._term_words[int(candidates[np.lexsort((-novelty[candidates], -expected))[0]])]
 
     def _stem_allowed(self, count: int) -> np.ndarray[Any, np.dtype[np.bool_]]:
         """Leave out terms whose word form was asked already once the site is known to match
