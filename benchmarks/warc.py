@@ -110,7 +110,7 @@ def fastwarc_alone(path: Path) -> int:
 
 def websim_reader(path: Path, engine: str) -> int:
     """websim's reader: the pages with every check and count."""
-    from websim_crawler.core.warc import ArchiveReport, iter_archive_pages
+    from websim_crawler.core.archive.reading import ArchiveReport, iter_archive_pages
 
     report = ArchiveReport()
     pages = iter_archive_pages(str(path), report, max_page_bytes=32_000_000, engine=engine)

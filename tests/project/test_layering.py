@@ -79,7 +79,7 @@ CORE_ROOMS = (
     "language_model",
     "text",
     "html",
-    "warc",  # web archives read: pages decoded by the html room's rules
+    "archive",  # web archives: pages read (decoded by the html room's rules), records written
     "page",
     "crawling",
     "surfacing",  # query choice for a hidden database: reads result pages as crawling does

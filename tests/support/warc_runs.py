@@ -27,8 +27,8 @@ from typing import Any
 from scrapy import Spider
 from warcio.archiveiterator import ArchiveIterator
 
-from websim_crawler.archive.files import WarcFile
 from websim_crawler.archive.middleware import WarcWriterMiddleware
+from websim_crawler.core.archive.files import WarcFile
 from websim_crawler.demo.site import Archive, make_handler
 
 

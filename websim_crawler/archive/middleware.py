@@ -9,7 +9,7 @@ they came, and after the HTTP cache (900), whose cached answers are not fetches 
 A response is handed on only once its records are on the disk (written and synced by the writer
 thread): the engine finishes a request, and a leasing frontier (JOBDIR or Redis) releases it,
 only after that. A kill therefore loses no acknowledged fetch; the next run repairs a file cut
-mid-record (``archive.files``). A write that fails stops the crawl as a failed feed does: no
+mid-record (``core.archive.files``). A write that fails stops the crawl as a failed feed does: no
 lease is released from then on, so the fetches not on the disk are crawled again on resume.
 """
 
@@ -36,10 +36,10 @@ from twisted.internet.defer import Deferred
 from warcio.timeutils import datetime_to_iso_date
 
 from websim_crawler import __version__
-from websim_crawler.archive.files import recover_folder
-from websim_crawler.archive.records import WARC_VERSION, Capture, header_pairs
 from websim_crawler.archive.writer import WarcWriterThread, Written
 from websim_crawler.config import websim_config
+from websim_crawler.core.archive.files import recover_folder
+from websim_crawler.core.archive.records import WARC_VERSION, Capture, header_pairs
 from websim_crawler.core.io import check_output_path
 from websim_crawler.errors import OutputPathError
 from websim_crawler.frontier.release import keep_leases

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from warcio.warcwriter import WARCWriter
 
-from websim_crawler.archive.files import WarcFile, warc_file_name
-from websim_crawler.archive.records import WARC_VERSION, Capture, write_capture, write_warcinfo
+from websim_crawler.core.archive.files import WarcFile, warc_file_name
+from websim_crawler.core.archive.records import WARC_VERSION, Capture, write_capture, write_warcinfo
 
 logger = logging.getLogger(__name__)
 

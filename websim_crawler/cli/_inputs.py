@@ -6,9 +6,9 @@ a JSON Lines feed (a crawl's feed or ``websim extract`` output: ``{``) or an HTM
 and patterns give their files of these kinds (sorted, at most ``WEBSIM_MAX_INPUT_FILES``).
 ``InputReader`` yields every input as records (iterated: cluster, similar, neardup, index,
 match; a saved page's screenshot is the PNG of the same name beside it) or as pages to analyse
-(``pages``, for extract); archives are read by ``core.warc``, feeds by ``FeedReader`` and pages
-by ``read_page``, each with its bounds; every record left out is counted by reason and told in
-one summary line.
+(``pages``, for extract); archives are read by ``core.archive.reading``, feeds by
+``FeedReader`` and pages by ``read_page``, each with its bounds; every record left out is counted
+by reason and told in one summary line.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ from websim_crawler.cli._sources import (
     read_page,
 )
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.io import ReadReport
-from websim_crawler.core.warc import (
+from websim_crawler.core.archive.reading import (
     ArchivedPage,
     ArchiveReport,
     archive_kind,
@@ -41,6 +40,7 @@ from websim_crawler.core.warc import (
     record_html,
     resolve_engine,
 )
+from websim_crawler.core.io import ReadReport
 from websim_crawler.errors import InputFormatError, MissingExtraError, NothingUsableError, PageError
 from websim_crawler.workers.tasks import PageOutcome
 

@@ -2,8 +2,8 @@
 
 The kind is told by content, as every ``websim`` command tells its inputs: a body that opens as
 a WARC record (plain or gzip) or a zip is an archive, read by the one archive reader
-(``core.warc``) with the page budget, its first HTML page (or the one whose ``WARC-Target-URI``
-is ``url``) taken; anything else is the page's HTML. Each part is bounded by
+(``core.archive.reading``) with the page budget, its first HTML page (or the one whose
+``WARC-Target-URI`` is ``url``) taken; anything else is the page's HTML. Each part is bounded by
 ``WEBSIM_MAX_PAGE_BYTES``, as a page or a screenshot file given to ``websim match`` is.
 """
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.warc import ArchiveReport, archive_kind, iter_archive_pages
+from websim_crawler.core.archive.reading import ArchiveReport, archive_kind, iter_archive_pages
 from websim_crawler.errors import PageError
 
 _GZIP_MAGIC = b"\x1f\x8b"

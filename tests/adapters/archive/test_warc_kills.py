@@ -17,8 +17,8 @@ import pytest
 from support.crawl_runs import QUERIES, in_flight_in_frontier, run_crawl
 from support.warc_runs import RecordingSite, read_records, serve_recording_demo, warcio_cli
 
-from websim_crawler.archive.files import OPEN_SUFFIX
 from websim_crawler.cli import main
+from websim_crawler.core.archive.files import OPEN_SUFFIX
 from websim_crawler.core.io import iter_jsonl
 
 REPO = Path(__file__).resolve().parents[3]

@@ -36,11 +36,11 @@ from support.warc_runs import (
 )
 
 from websim_crawler._imports import available
-from websim_crawler.archive.files import OPEN_SUFFIX, recover_folder, whole_members_end
 from websim_crawler.archive.middleware import WarcWriterMiddleware, capture_of
-from websim_crawler.archive.records import Capture
 from websim_crawler.archive.writer import WarcWriterThread, Written, serialise
 from websim_crawler.config import RenderParams, WebsimConfig
+from websim_crawler.core.archive.files import OPEN_SUFFIX, recover_folder, whole_members_end
+from websim_crawler.core.archive.records import Capture
 from websim_crawler.core.io import iter_jsonl
 from websim_crawler.errors import ConfigError
 

@@ -67,7 +67,7 @@ def _archive_pages(
     path: str, params: NeardupParams, max_page_bytes: int, engine: str
 ) -> list[Record]:
     """Read one WARC/WACZ in a worker: a record per page, a drop per record left out."""
-    from websim_crawler.core.warc import archive_records
+    from websim_crawler.core.archive.reading import archive_records
 
     return [
         ("drop", item) if isinstance(item, str) else _page_record(item, params)

@@ -20,7 +20,7 @@ from .features import (
     title_word_relevancy,
 )
 from .filters import keyword_matrix, new_template_memory
-from .lines import (
+from .main_text import (
     boilerplate_line,
     short_edge_line,
     teaser_line,

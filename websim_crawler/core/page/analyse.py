@@ -53,8 +53,8 @@ from websim_crawler.core.page.filters import (
     remove_noise,
     remove_template,
 )
-from websim_crawler.core.page.lines import main_content
-from websim_crawler.core.page.main import choose_main_chunks
+from websim_crawler.core.page.main_chunks import choose_main_chunks
+from websim_crawler.core.page.main_text import main_content
 from websim_crawler.core.page.params import DEFAULT_PARAMS, AnalysisParams
 from websim_crawler.core.page.position import box_position_ratio, interval_position_ratio
 from websim_crawler.core.page.segment import Segment, parse_box, segment_page

@@ -1,4 +1,4 @@
-"""Additions: line-level boilerplate inside the main content, and the main content's text."""
+"""The main content's text: its lines, less the boilerplate lines inside it (beyond the paper)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,9 @@
-"""Main-chunk choice (step 5) and the additions around it: expansion, lead, tail cut."""
+"""Main-chunk choice (the paper's step 5) and what goes beyond it: expansion, lead, tail cut."""
 
 from __future__ import annotations
 
 from websim_crawler.core.page.chunks import KEPT, ChunkTree, LeafChunk
-from websim_crawler.core.page.lines import SENTENCE_ENDS, prose_line
+from websim_crawler.core.page.main_text import SENTENCE_ENDS, prose_line
 from websim_crawler.core.page.params import AnalysisParams
 
 

@@ -25,7 +25,7 @@ from tests.support.warc_archives import (
     wacz_bomb,
     write_warc,
 )
-from websim_crawler.core.warc import ArchiveReport, iter_archive_pages
+from websim_crawler.core.archive.reading import ArchiveReport, iter_archive_pages
 
 ENGINES = ["fastwarc", "warcio"]
 LIMIT = 1_000_000
@@ -215,7 +215,7 @@ def test_a_payload_that_is_another_warc_is_not_opened(engine: str, tmp_path: Pat
 
 PEAK_MEMORY = """
 import json, resource, sys, time
-from websim_crawler.core.warc import ArchiveReport, iter_archive_pages
+from websim_crawler.core.archive.reading import ArchiveReport, iter_archive_pages
 report = ArchiveReport()
 started = time.process_time()
 pages = sum(1 for _ in iter_archive_pages(sys.argv[1], report, max_page_bytes=int(sys.argv[2]),

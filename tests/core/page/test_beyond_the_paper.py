@@ -1,4 +1,4 @@
-"""The additions to the paper's page analysis, each on a hand-made page (values checked by hand)."""
+"""Beyond the paper's page analysis: each refinement on a hand-made page, checked by hand."""
 
 from __future__ import annotations
 
