@@ -75,8 +75,11 @@ def test_extract_reads_an_archive_and_each_page_leads_back_to_its_record(
     output = tmp_path / "pages.jsonl"
     assert main(["extract", str(archive), "-o", str(output)]) == 0
     err = capsys.readouterr().err
-    assert err.count("\n") == 1  # one summary line
-    assert "read 29 WARC records, 12 HTML pages; skipped: 1 error_status, 1 not_html" in err
+    assert err.count("\n") == 1  # one count line
+    assert err == (
+        "websim extract: 12 page(s) read, 2 left out: 1 error_status, 1 not_html; "
+        "29 WARC records, 12 HTML pages; not pages: 14 request, 1 warcinfo\n"
+    )
     records = [json.loads(line) for line in output.read_text().splitlines()]
     assert [record["url"] for record in records] == [url for url, *_ in topic_pages()[:12]]
     for record in records:

@@ -17,6 +17,7 @@ import glob
 import os
 import sys
 import zlib
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 from websim_crawler.cli._sources import (
     FeedReader,
     PageSource,
+    count_line,
     feed_problem,
     is_url,
     location_url,
@@ -365,11 +367,13 @@ class InputReader:
                 try:
                     source = read_page(location, self.config)
                 except PageError as exc:
+                    self.skip(exc.reason)
                     yield PageInput(location, PageOutcome(dropped=exc.reason, message=str(exc)), {})
                     continue
                 self.page_sources += 1
-                self.records_read += 1
-                yield PageInput(location, (source.body, source.url, source.content_type), {})
+                if self._first(source.url):
+                    self.records_read += 1
+                    yield PageInput(location, (source.body, source.url, source.content_type), {})
 
     def _feed_pages(self, location: str) -> Iterator[PageInput]:
         """Yield the pages of one feed: records with HTML; those without are counted."""
@@ -430,24 +434,19 @@ class InputReader:
             + (f" ({'; '.join(lines)})" if lines else "")
         )
 
-    def summary(self) -> str | None:
-        """Return the one line telling what the archives held and what was left out, if any."""
-        parts = []
+    def summary(self) -> str:
+        """Return the one count line: pages read, pages left out by reason, and what the
+        archives held when there were any."""
+        skipped = Counter(self.skipped) + Counter(self.report.skipped)
+        skipped += Counter(self.archives.skipped)
+        parts = [count_line(self.records_read, skipped)]
         if self.archives.records or self.archives.failed:
-            parts.append(self.archives.summary())
-        left = {k: v for k, v in self.skipped.items() if k != "cut_last_line"}
-        if left:
-            parts.append(
-                "left out: "
-                + ", ".join(f"{count} {reason}" for reason, count in sorted(left.items()))
-            )
-        return "; ".join(parts) or None
+            parts.append(self.archives.summary(skips=False))
+        return "; ".join(parts)
 
     def print_summary(self, command: str) -> None:
-        """Print the summary line on stderr, when there is something to tell."""
-        line = self.summary()
-        if line:
-            print(f"websim {command}: read {line}", file=sys.stderr)
+        """Print the count line on stderr (every command that reads pages prints it)."""
+        print(f"websim {command}: {self.summary()}", file=sys.stderr)
 
     def problems(self) -> list[str]:
         """Return one line per source that could not be read and per kind of bad feed line."""

@@ -37,10 +37,11 @@ def add_page_sources(parser: argparse.ArgumentParser) -> None:
 
 def take_pages(
     stage: Stage, args: argparse.Namespace, config: WebsimConfig, command: str
-) -> list[str]:
+) -> tuple[list[str], str]:
     """Prepare every page of ``args.sources`` for the similarity stage in the worker pool and
     give it to ``stage`` (a page that cannot be read is skipped as ``unreadable_<reason>``);
-    return the problems met, one line each.
+    return the problems met, one line each, and the count line of the reading (the command
+    prints it once its work succeeded, so that an error stays one line).
 
     Raise ``InputFormatError`` when no source gave a single page (an empty feed, a binary
     file): the command writes nothing then.
@@ -67,7 +68,6 @@ def take_pages(
         if reason not in ("duplicate_url", "cut_last_line") and reason[:12] != "undecodable_":
             for _ in range(count):
                 stage.skip(f"unreadable_{reason}")
-    reader.print_summary(command)
     # Told, as extract tells them; a PNG beside a page is its screenshot, not such a file.
     others = reader.inputs.not_inputs + reader.inputs.not_regular - reader.screenshots_read
     if others > 0:
@@ -75,4 +75,4 @@ def take_pages(
             f"websim {command}: {others} file(s) in folders are no page, feed or archive: not read",
             file=sys.stderr,
         )
-    return reader.problems()
+    return reader.problems(), reader.summary()

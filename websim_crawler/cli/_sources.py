@@ -17,7 +17,7 @@ import gzip
 import io
 import socket
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -259,3 +259,15 @@ def _is_utf8_start(head: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def count_line(read: int, skipped: Mapping[str, int]) -> str:
+    """Return the count line of a command's reading: "N page(s) read, M left out: reasons"
+    (a feed's last line cut by a kill is not a page left out: it is told with the feed)."""
+    left = {
+        reason: count for reason, count in skipped.items() if count and reason != "cut_last_line"
+    }
+    line = f"{read} page(s) read, {sum(left.values())} left out"
+    if left:
+        line += ": " + ", ".join(f"{count} {reason}" for reason, count in sorted(left.items()))
+    return line

@@ -92,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         collector.report.skipped[key] = collector.report.skipped.get(key, 0) + count
     for reason, count in feeds.skipped.items():  # pages and archive records left out
         collector.report.skipped[reason] = collector.report.skipped.get(reason, 0) + count
-    feeds.print_summary("cluster")
     if not len(collector.pages):
         kinds = "; --kind all clusters pages of every kind"
         raise nothing_left(
@@ -102,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
             "give pages with HTML or keywords (a crawl feed, websim extract output, archives)"
             + (kinds if collector.report.skipped.get("other_kind") else ""),
         )
+    feeds.print_summary("cluster")  # after the work found pages: an error is one line
 
     hide = progress_disabled(args)
     with tqdm(desc="clustering", unit="k", disable=hide) as bar, _dask_cluster(params) as params:

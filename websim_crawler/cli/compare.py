@@ -21,7 +21,7 @@ from typing import Any
 
 from websim_crawler.browser.session import PageToRender, render_documents
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
-from websim_crawler.cli._sources import is_url, location_url, read_page
+from websim_crawler.cli._sources import count_line, is_url, location_url, read_page
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text, check_output_path
 from websim_crawler.core.page import AnalysisParams
@@ -268,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except PageError as exc:
             raise InputFormatError(f"the pages cannot be compared: {exc}") from exc
+    print(f"websim compare: {count_line(len(pages), {})}", file=sys.stderr)
     for location, page_problems in zip(locations, problems, strict=True):
         for problem in page_problems:
             print(f"websim compare: {location}: {problem}", file=sys.stderr)

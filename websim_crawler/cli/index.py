@@ -75,12 +75,13 @@ def run(args: argparse.Namespace) -> int:
     else:
         index = ReferenceIndex(config.similarity, config.matching)
     before, skipped_before = len(index), sum(index.skipped.values())
-    problems = take_pages(_Taken(index), args, config, "index")
+    problems, counted = take_pages(_Taken(index), args, config, "index")
     for problem in problems:
         print(f"websim index: {problem}", file=sys.stderr)
     added = len(index) - before
     if not added:  # the index on disk, if any, stays as it was
         raise InputFormatError("no page could be indexed: nothing written")
+    print(f"websim index: {counted}", file=sys.stderr)
     index.save(args.output)
     skipped = sum(index.skipped.values()) - skipped_before
     reasons = ", ".join(f"{count} {reason}" for reason, count in sorted(index.skipped.items()))

@@ -93,11 +93,13 @@ def run(args: argparse.Namespace) -> int:
 
     index = ReferenceIndex.load(config.matching.index, config.similarity, config.matching)
     matcher = _Matcher(index)
-    problems = take_pages(matcher, args, config, "match") + matcher.errors
+    problems, counted = take_pages(matcher, args, config, "match")
+    problems += matcher.errors
     if not matcher.lines:  # no page could be matched: -o stays as it was
         raise InputFormatError(
             "no page could be matched" + (f": {'; '.join(problems)}" if problems else "")
         )
+    print(f"websim match: {counted}", file=sys.stderr)
     text = "".join(line + "\n" for line in matcher.lines)
     if args.output:
         atomic_write_text(args.output, text)

@@ -18,6 +18,7 @@ from websim_crawler.cli._settings import (
     report_problems,
     required_output,
 )
+from websim_crawler.cli._sources import count_line
 from websim_crawler.cli._stages import take_records
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
@@ -63,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigError("--engine dask reads crawl feeds and WARC/WACZ archives only")
         archives = feeds.inputs.of_kind("warc", "wacz")
         report = _run_dask(feeds.paths, params, archives, config)
+        pages = report.stats["pages"]
+        counted = count_line(pages["indexed"], pages["dropped"])
     else:
         with NearDuplicateFinder(
             params, html_field=config.items.html_field, analysis_params=config.analysis
@@ -71,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             reading = progress(feeds, args, desc="pages", unit=" pages")
             over_budget = take_records(finder, reading, config, plan)
             feeds.check_read()
-            feeds.print_summary("neardup")
+            counted = feeds.summary()
             if not progress_disabled(args) and sys.stderr.isatty():
                 print("finding pairs ...", file=sys.stderr)
             report = finder.finish()
@@ -84,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
             _left_out(report),
             "give pages with HTML or main text (a crawl feed, websim extract output, archives)",
         )
+    print(f"websim neardup: {counted}", file=sys.stderr)  # after the work: an error is one line
     atomic_write_json(output, report.to_dict())
     classes = report.stats["classes"]
     print(

@@ -66,7 +66,6 @@ def run(args: argparse.Namespace) -> int:
     feeds.check_read()
     for reason, count in feeds.skipped.items():  # pages and archive records left out
         collector.skipped[reason] = collector.skipped.get(reason, 0) + count
-    feeds.print_summary("similar")
     pages = collector.finish()
     if not pages:
         raise nothing_left(
@@ -76,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
             "the stages compare pages' HTML: give the crawl feed or the WARC, not websim "
             "extract output",
         )
+    feeds.print_summary("similar")  # after the work found pages: an error is one line
     problems = sum(1 for page in pages if page.problems)
     result = find_similar_pairs(
         pages, params, lambda pairs: progress(pairs, args, desc="pairs", unit="pair")

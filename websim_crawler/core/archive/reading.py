@@ -80,10 +80,11 @@ class ArchiveReport:
         """Count one record skipped for ``reason``."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
-    def summary(self) -> str:
-        """Return one line: records read, pages, skips by class, other records by type."""
+    def summary(self, *, skips: bool = True) -> str:
+        """Return one line: records read, pages, skips by class (unless ``skips`` is false: a
+        count line tells them), other records by type."""
         parts = [f"{self.records} WARC records, {self.pages} HTML pages"]
-        if self.skipped:
+        if self.skipped and skips:
             parts.append(
                 "skipped: "
                 + ", ".join(f"{count} {reason}" for reason, count in sorted(self.skipped.items()))
