@@ -27,7 +27,6 @@ from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.reference_index import Match, ReferenceIndex
-from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
 from websim_crawler.core.similarity.portable import features_from_dict
 from websim_crawler.pipelines._collection import stage_records_of
 
@@ -68,8 +67,8 @@ class MatchPipeline:
         features = None
         if adapter.get(self.config.items.html_field):
             record = await self.records.prepared(item)
-            features = None if isinstance(record, str) else record.get(SIMILARITY_FEATURES)
-            reason = record if isinstance(record, str) else record.get(SIMILARITY_SKIP)
+            features = None if isinstance(record, str) else record.get("similarity_features")
+            reason = record if isinstance(record, str) else record.get("similarity_skipped")
         else:
             reason = "no_html"
         if features is None:

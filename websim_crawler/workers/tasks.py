@@ -22,7 +22,7 @@ from websim_crawler.core.page import AnalysisParams, PageAnalysis, TemplateSnaps
 from websim_crawler.errors import PageError
 
 if TYPE_CHECKING:
-    from websim_crawler.core.stages import StagePlan
+    from websim_crawler.core.stages import StagePlan, StageRecord
 
 T = TypeVar("T")
 
@@ -64,7 +64,7 @@ class PageOutcome:
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     site: str | None = None
     fingerprints: tuple[str, ...] = ()
-    stage_record: dict[str, Any] | None = None  # what the end-of-crawl stages read
+    stage_record: StageRecord | None = None  # what the end-of-crawl stages read
     dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
     failed: str | None = None  # worker_crash
     message: str = ""
@@ -137,7 +137,7 @@ def stage_task(task: StageTask, plan: StagePlan) -> PageOutcome:
     from websim_crawler.core.stages import prepare_record
 
     snapshot = TemplateSnapshot(task.template) if task.template is not None else None
-    stage_record: dict[str, Any] | None = None
+    stage_record: StageRecord | None = None
     # A MemoryError is answered below, once the exception and the objects it holds are freed.
     with contextlib.suppress(MemoryError):
         stage_record = prepare_record(task.record, plan, site_memory=snapshot)

@@ -14,11 +14,7 @@ from typing import Any
 
 from websim_crawler.core.page import AnalysisParams, feature_keywords
 from websim_crawler.core.similarity.comparison import PageFeatures, features_from_item
-from websim_crawler.core.similarity.params import (
-    SIMILARITY_FEATURES,
-    SIMILARITY_SKIP,
-    SimilarityParams,
-)
+from websim_crawler.core.similarity.params import SimilarityParams, SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict
 
 
@@ -53,15 +49,14 @@ class PageCollector:
         """Count one record left out before it reached ``add``."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
-    def add(self, record: Mapping[str, Any]) -> str | None:
+    def add(self, record: SimilarityRecord | Mapping[str, Any]) -> str | None:
         """Offer one record; return why it was skipped (counted), or ``None`` when kept.
 
-        A record prepared in a worker (``core.stages``) carries its features ready
-        (``SIMILARITY_FEATURES``) or the reason it cannot have any (``SIMILARITY_SKIP``); any
-        other record has its features built here, from its HTML.
+        A record prepared in a worker (``SimilarityRecord``) carries its features ready or the
+        reason it cannot have any; any other record has its features built here, from its HTML.
         """
-        reason = record.get(SIMILARITY_SKIP)
-        ready = record.get(SIMILARITY_FEATURES)
+        reason = record.get("similarity_skipped")
+        ready = record.get("similarity_features")
         url = record.get("url")
         if not isinstance(reason, str) and ready is None:
             reason = record_problem(self.fields_of(record))
