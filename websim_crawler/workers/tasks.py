@@ -18,7 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from websim_crawler.core.page import AnalysisParams, PageAnalysis, TemplateSnapshot, analyse_page
+from websim_crawler.core.page import (
+    AnalysisParams,
+    AnalysisRecord,
+    PageAnalysis,
+    TemplateSnapshot,
+    analyse_page,
+)
 from websim_crawler.errors import PageError
 
 if TYPE_CHECKING:
@@ -60,7 +66,7 @@ class PageOutcome:
     fingerprints, for the site memory.
     """
 
-    record: dict[str, Any] | None = None
+    record: AnalysisRecord | None = None
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     site: str | None = None
     fingerprints: tuple[str, ...] = ()
