@@ -164,7 +164,7 @@ def test_the_html_report_names_members_by_their_titles() -> None:
         ("http://a/6", {"engine": 2, "oil": 2, "car": 2}, "Car engines"),
     ]
     for url, keywords, title in pages:
-        record = {"url": url, "kind": "page", "keywords": keywords, "title": title}
+        record = {"url": url, "kind": "page", "keyword_stems": keywords, "title": title}
         assert collector.add(record) is None
     result = cluster_documents(collector.pages, ClusteringParams(n_clusters=2))
     page = render_html(result)

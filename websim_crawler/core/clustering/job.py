@@ -33,7 +33,6 @@ from websim_crawler.core.clustering.params import (
 )
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix
-from websim_crawler.core.page import feature_keywords
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
 from websim_crawler.errors import ConfigError
 
@@ -115,7 +114,7 @@ class DocumentCollector:
         if isinstance(skipped, str):
             self.skip(skipped)
             return skipped
-        url, kind, keywords = record.get("url"), record.get("kind"), feature_keywords(record)
+        url, kind, keywords = record.get("url"), record.get("kind"), record.get("keyword_stems")
         self.report.pages += 1
         reason = None
         if not self.selects(kind):

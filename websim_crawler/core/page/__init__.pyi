@@ -10,7 +10,6 @@ from .chunks import (
     AnalysisRecord,
     Chunk,
     PageAnalysis,
-    feature_keywords,
 )
 from .features import (
     chunk_weight,
@@ -63,7 +62,6 @@ __all__ = [
     "box_position_ratio",
     "chunk_fingerprint",
     "chunk_weight",
-    "feature_keywords",
     "hyperlink_percentage",
     "interval_position_ratio",
     "keyword_frequency_score",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, NotRequired, TypedDict
 
@@ -264,12 +264,3 @@ def chunk_records(
         chunk.__dict__.update(fields)
         records.append(chunk)
     return tuple(records)
-
-
-def feature_keywords(record: Mapping[str, Any]) -> Any:
-    """Return a page record's keyword features: ``keyword_stems``, else ``keywords``.
-
-    Feeds written before ``keyword_stems`` existed hold the stems in ``keywords``.
-    """
-    stems = record.get("keyword_stems")
-    return stems if stems is not None else record.get("keywords")

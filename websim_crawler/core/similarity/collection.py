@@ -12,7 +12,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from websim_crawler.core.page import AnalysisParams, feature_keywords
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.similarity.comparison import PageFeatures, features_from_item
 from websim_crawler.core.similarity.params import SimilarityParams, SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict
@@ -41,7 +41,7 @@ class PageCollector:
             "url": record.get("url"),
             "html": record.get(self.html_field),
             "links": record.get("links"),
-            "keywords": feature_keywords(record),
+            "keyword_stems": record.get("keyword_stems"),
             "screenshot": record.get("screenshot"),
         }
 
@@ -79,7 +79,8 @@ class PageCollector:
 
 
 def record_problem(fields: Mapping[str, Any]) -> str | None:
-    """Return the skip reason of a record's url/html/links/keywords/screenshot, or ``None``."""
+    """Return the skip reason of a record's url/html/links/keyword_stems/screenshot, or
+    ``None`` (``bad_keywords`` for stems that are not counts)."""
     url = fields.get("url")
     if url is None or url == "":
         return "no_url"
@@ -92,7 +93,7 @@ def record_problem(fields: Mapping[str, Any]) -> str | None:
         isinstance(links, list) and all(isinstance(link, str) for link in links)
     ):
         return "bad_links"
-    keywords = fields.get("keywords")
+    keywords = fields.get("keyword_stems")
     if keywords is not None and not (
         isinstance(keywords, Mapping) and all(_is_count(value) for value in keywords.values())
     ):

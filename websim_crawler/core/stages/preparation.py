@@ -20,7 +20,6 @@ from websim_crawler.core.page import (
     SiteTemplateMemory,
     TemplateSnapshot,
     analyse_page,
-    feature_keywords,
 )
 from websim_crawler.core.similarity.params import SimilarityParams, SimilarityRecord
 from websim_crawler.errors import PageError
@@ -162,7 +161,7 @@ def _clustering_fields(
     if _forms_wanted(record, plan, main_text, language):
         from websim_crawler.core.clustering.job import surface_forms
 
-        stems = feature_keywords(fields)
+        stems = fields.get("keyword_stems")
         if isinstance(stems, Mapping):
             forms = surface_forms(stems, main_text, language, plan.analysis.stemmer)
             if forms is not None:
@@ -192,7 +191,7 @@ def _needs_analysis(
 
     return (
         not analysed
-        and not feature_keywords(record)
+        and not record.get("keyword_stems")
         and isinstance(html, (str, bytes))
         and bool(html)
         and DocumentCollector(plan.clustering_kind or "all").selects(record.get("kind"))
