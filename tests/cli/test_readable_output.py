@@ -21,7 +21,7 @@ from websim_crawler.core.clustering import ClusteringParams, DocumentCollector, 
 from websim_crawler.core.clustering.report import _colour, render_html
 from websim_crawler.core.io import atomic_write_pair
 from websim_crawler.core.io.pair_journal import journal_of, roll_forward
-from websim_crawler.core.stages import CLUSTER_FIELDS
+from websim_crawler.core.stages import ClusterRecord
 from websim_crawler.demo.site import DemoSite
 
 REPO = Path(__file__).resolve().parents[2]
@@ -164,7 +164,7 @@ def test_the_html_report_names_members_by_their_titles() -> None:
         ("http://a/6", {"engine": 2, "oil": 2, "car": 2}, "Car engines"),
     ]
     for url, keywords, title in pages:
-        record = {"url": url, "kind": "page", "keywords": keywords, "title": title}
+        record = {"url": url, "kind": "page", "keyword_stems": keywords, "title": title}
         assert collector.add(record) is None
     result = cluster_documents(collector.pages, ClusteringParams(n_clusters=2))
     page = render_html(result)
@@ -172,4 +172,4 @@ def test_the_html_report_names_members_by_their_titles() -> None:
     assert '<a href="http://a/2">http://a/2</a> <small>' in page  # no title: the URL
     assert '<a href="http://a/6">Car engines</a> <small>http://a/6</small>' in page
     # a stage's JOBDIR journal keeps the titles: they are in the record its add reads
-    assert "title" in CLUSTER_FIELDS
+    assert "title" in ClusterRecord.__annotations__

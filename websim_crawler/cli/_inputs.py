@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from websim_crawler.cli._sources import (
     FeedReader,
@@ -326,7 +326,7 @@ class InputReader:
                 if isinstance(url, str):
                     self._seen.add(url)
                 self.records_read += 1
-                yield record
+                yield cast(dict[str, Any], record)  # a feed line: a page record like the others
 
     def _screenshot(self, location: str) -> bytes | None:
         """Return the PNG beside a saved page when screenshots are asked for (bounded)."""

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from websim_crawler.config import InputParams, WebsimConfig
-from websim_crawler.core.io import ReadReport, iter_feeds
+from websim_crawler.core.io import FeedLine, ReadReport, iter_feeds
 from websim_crawler.errors import InputFormatError, PageError
 
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -32,7 +32,7 @@ _FEED_FIX = "give the JSON Lines a crawl writes with -O pages.jsonl"
 # Lines left out that lose nothing: a URL read before, the last line a killed crawl cut short
 # (its item was never acknowledged and is crawled again on resume).
 _EXPECTED_SKIPS = frozenset({"duplicate_url", "cut_last_line"})
-_FIELDS = ("url", "html", "links", "keywords", "screenshot")  # the names record_problem reads
+_FIELDS = ("url", "html", "links", "keyword_stems", "screenshot")  # what record_problem reads
 
 
 def is_url(location: str) -> bool:
@@ -175,13 +175,13 @@ class FeedReader:
         if not self.paths:
             raise InputFormatError("; ".join(self.failed))
 
-    def __iter__(self) -> Iterator[dict[str, object]]:
+    def __iter__(self) -> Iterator[FeedLine]:
         """Yield the records of every feed, each URL once (the first; repeats are counted)."""
         # Imported here: the similarity package loads the optimal-transport and scipy stacks,
         # which 'websim extract' (pages, not feeds) never needs.
         from websim_crawler.core.similarity.collection import record_problem
 
-        fields = ("url", self.html_field, "links", "keywords", "screenshot")
+        fields = ("url", self.html_field, "links", "keyword_stems", "screenshot")
         try:
             for record in iter_feeds(self.paths, self.report, self.limits.max_record_bytes):
                 problem = record_problem(dict(zip(_FIELDS, map(record.get, fields), strict=True)))

@@ -12,14 +12,14 @@ from collections.abc import Iterable
 from typing import Any, Protocol
 
 from websim_crawler.config import WebsimConfig
-from websim_crawler.core.stages import StagePlan
+from websim_crawler.core.stages import StagePlan, StageRecord
 from websim_crawler.workers.pool import AnalysisPool
 
 
 class Stage(Protocol):
     """The part of the stage contract an offline command uses."""
 
-    def add(self, record: Any) -> str | None:
+    def add(self, record: StageRecord) -> str | None:
         """Take one prepared record; return why it was skipped, or ``None``."""
 
     def skip(self, reason: str) -> None:

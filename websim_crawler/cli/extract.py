@@ -7,7 +7,7 @@ import contextlib
 import json
 import sys
 from collections import Counter, deque
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import replace
 from typing import TextIO
 
@@ -89,12 +89,12 @@ def run(args: argparse.Namespace) -> int:
         held: list[tuple[str, str]] = []  # (output line, message)
         for outcome in shown:
             page = pending.popleft()
-            record = outcome.record
+            record: Mapping[str, object] | None = outcome.record
             if record is None:
                 reason = outcome.dropped or outcome.failed or "unknown"
                 failures[reason] += 1
-                record = {"url": page.fields.get("url", page.location), "error": reason}
-                record["message"] = outcome.message
+                url = page.fields.get("url", page.location)
+                record = {"url": url, "error": reason, "message": outcome.message}
             else:
                 analysed += 1
             line = json.dumps({**record, **page.fields}, ensure_ascii=False) + "\n"

@@ -21,9 +21,8 @@ import logging
 import os
 import weakref
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
 from pathlib import Path
-from typing import IO, Any, ClassVar, Protocol, Self
+from typing import IO, Any, ClassVar, Protocol, Self, cast
 
 from itemadapter import ItemAdapter
 from scrapy import signals
@@ -35,7 +34,7 @@ from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.io import check_output_path
-from websim_crawler.core.stages import StagePlan, needs_worker, prepare_record
+from websim_crawler.core.stages import StagePlan, StageRecord, needs_worker, prepare_record
 from websim_crawler.errors import InputFormatError, WebsimError
 from websim_crawler.frontier.jobdir_state import state_path
 from websim_crawler.workers.pool import AnalysisPool
@@ -47,7 +46,7 @@ logger = logging.getLogger(__name__)
 class CollectionStage(Protocol):
     """What every end-of-crawl stage offers (the core collectors, by duck typing)."""
 
-    def add(self, record: Mapping[str, Any]) -> str | None:
+    def add(self, record: StageRecord) -> str | None:
         """Take one prepared record; return why it was skipped, or ``None`` when kept."""
 
     def skip(self, reason: str) -> None:
@@ -90,7 +89,7 @@ class StageRecords:
         )
         # id(item) -> (item, record): holding the item keeps its id from being reused by
         # another item while the record waits, and the lookup checks it is the same item.
-        self._records: dict[int, tuple[Any, dict[str, Any] | str]] = {}
+        self._records: dict[int, tuple[Any, StageRecord | str]] = {}
         self._pool: AnalysisPool | None = None
         for signal in (signals.item_scraped, signals.item_dropped, signals.item_error):
             crawler.signals.connect(self._forget, signal=signal)
@@ -104,16 +103,16 @@ class StageRecords:
         }
         self.plan = dataclasses.replace(self.plan, **sections[stage])
 
-    def put(self, item: Any, record: dict[str, Any] | None) -> None:
+    def put(self, item: Any, record: StageRecord | None) -> None:
         """Keep the record the analysis prepared for ``item``."""
         if record is not None:
             self._records[id(item)] = (item, record)
 
-    def _record_of(self, item: Any) -> dict[str, Any] | str | None:
+    def _record_of(self, item: Any) -> StageRecord | str | None:
         kept = self._records.get(id(item))
         return kept[1] if kept is not None and kept[0] is item else None
 
-    async def prepared(self, item: Any) -> dict[str, Any] | str:
+    async def prepared(self, item: Any) -> StageRecord | str:
         """Return the item's prepared record, or why it could not be prepared."""
         record = self._record_of(item)
         if record is None and not needs_worker(ItemAdapter(item), self.plan):
@@ -163,11 +162,12 @@ class StageJournal:
         self.replayed = 0
         self._file: IO[str] | None = None
 
-    def replay(self) -> list[dict[str, Any]]:
-        """Return the saved entries; a cut or unreadable line is counted and cut off."""
+    def replay(self) -> list[StageRecord | str]:
+        """Return the saved records (a skip reason for a record skipped before the stage); a
+        cut or unreadable line is counted and cut off."""
         if not self.path.is_file():
             return []
-        entries: list[dict[str, Any]] = []
+        entries: list[StageRecord | str] = []
         good_end = 0
         with self.path.open("rb") as journal:
             for line in journal:
@@ -180,7 +180,8 @@ class StageJournal:
                 except ValueError:  # JSONDecodeError and UnicodeDecodeError included
                     self.lost += 1
                     continue
-                entries.append(entry)
+                skipped = entry.get("skipped")
+                entries.append(skipped if isinstance(skipped, str) else cast(StageRecord, entry))
                 good_end = journal.tell()
         if self.lost:
             with self.path.open("r+b") as journal:
@@ -188,11 +189,13 @@ class StageJournal:
         self.replayed = len(entries)
         return entries
 
-    def append(self, entry: Mapping[str, Any]) -> None:
-        """Append one entry and hand it to the operating system (it survives a SIGKILL)."""
+    def append(self, entry: StageRecord | str) -> None:
+        """Append one record, or the reason one was skipped, and hand it to the operating system
+        (it survives a SIGKILL)."""
         if self._file is None:
             self._file = self.path.open("a", encoding="utf-8")
-        self._file.write(json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n")
+        data = {"skipped": entry} if isinstance(entry, str) else entry
+        self._file.write(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n")
         self._file.flush()
         if self.fsync:
             os.fsync(self._file.fileno())
@@ -210,7 +213,8 @@ class CollectionPipeline(ABC):
     name: ClassVar[str]  # stats namespace and JOBDIR name: websim/<name>/...
     section: ClassVar[str]  # the section of ``WebsimConfig`` whose ``output`` enables it
     output_setting: ClassVar[str]  # the name of that setting
-    # The fields of a prepared record this stage reads (what its journal keeps).
+    # The fields of a prepared record this stage reads (what its journal keeps): the keys of
+    # the stage's part of ``StageRecord``.
     record_fields: ClassVar[tuple[str, ...]]
 
     def __init__(self, crawler: Crawler, config: WebsimConfig, output: str) -> None:
@@ -279,30 +283,31 @@ class CollectionPipeline(ABC):
     def report(self, result: Any) -> None:
         """Set the stats and log the line of a written result."""
 
-    def count_taken(self, record: Mapping[str, Any], reason: str | None) -> None:
+    def count_taken(self, reason: str | None) -> None:
         """Count one record taken: kept, or skipped (by reason in the stage's result)."""
         assert self.crawler.stats is not None
         fate = "kept" if reason is None else "skipped"
         self.crawler.stats.inc_value(f"websim/{self.name}/pages/{fate}")
 
-    def _take(self, entry: Mapping[str, Any]) -> str | None:
-        skipped = entry.get("skipped")
-        if isinstance(skipped, str):
-            self.stage.skip(skipped)
-            reason: str | None = skipped
+    def _own_part(self, record: StageRecord) -> StageRecord:
+        """Return the fields of ``record`` this stage reads."""
+        fields = self.record_fields
+        return cast(StageRecord, {name: value for name, value in record.items() if name in fields})
+
+    def _take(self, entry: StageRecord | str) -> str | None:
+        if isinstance(entry, str):
+            self.stage.skip(entry)
+            reason: str | None = entry
         else:
             reason = self.stage.add(entry)
         self.records_taken += 1
-        self.count_taken(entry, reason)
+        self.count_taken(reason)
         return reason
 
     async def process_item(self, item: Any) -> Any:
         """Take the item's prepared record; the item passes on unchanged."""
         record = await self.records.prepared(item)
-        if isinstance(record, str):
-            entry: dict[str, Any] = {"skipped": record}
-        else:
-            entry = {name: record[name] for name in self.record_fields if name in record}
+        entry = record if isinstance(record, str) else self._own_part(record)
         self._take(entry)
         if self.journal is not None:
             self.journal.append(entry)

@@ -24,7 +24,7 @@ from twisted.internet.threads import deferToThread
 from websim_crawler.components import check_outputs_running
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.html import DOUBTFUL
-from websim_crawler.core.page import SiteTemplateMemory
+from websim_crawler.core.page import AnalysisRecord, SiteTemplateMemory
 from websim_crawler.frontier.jobdir_state import load_state, save_state
 from websim_crawler.pipelines._collection import outcome_of, stage_records_of
 from websim_crawler.workers.pool import DEFERRAL_RETRIES, AnalysisPool
@@ -138,7 +138,7 @@ class PageAnalysisPipeline:
             stats.inc_value("websim/pages/no_main_text")
         return item
 
-    def _write_fields(self, adapter: ItemAdapter, record: dict[str, Any]) -> None:
+    def _write_fields(self, adapter: ItemAdapter, record: AnalysisRecord) -> None:
         values: dict[str, Any] = {
             "language": record["language"],
             "main_text": record["main_text"],
@@ -163,7 +163,7 @@ class PageAnalysisPipeline:
             adapter[self.config.items.html_field] = None
 
     def _write_confidence(
-        self, adapter: ItemAdapter, record: dict[str, Any], url: str | None
+        self, adapter: ItemAdapter, record: AnalysisRecord, url: str | None
     ) -> None:
         """Write and count how the analysis decoded the page, unless the spider already said
         (``decoding.PageDecodingMiddleware``: the same vocabulary and stats)."""

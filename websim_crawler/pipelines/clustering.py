@@ -19,7 +19,7 @@ from websim_crawler.core.clustering import (
     render_html,
     write_report,
 )
-from websim_crawler.core.stages import CLUSTER_RECORD_FIELDS, CLUSTER_SKIP
+from websim_crawler.core.stages import ClusterRecord
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,7 @@ class ClusteringPipeline(CollectionPipeline):
     name = "cluster"
     section = "clustering"
     output_setting = "WEBSIM_CLUSTERS_OUTPUT"
-    record_fields = (*CLUSTER_RECORD_FIELDS, CLUSTER_SKIP)
+    record_fields = tuple(ClusterRecord.__annotations__)
     stage: DocumentCollector
 
     @classmethod

@@ -27,8 +27,8 @@ from twisted.internet.threads import deferToThread
 
 from websim_crawler.config import WebsimConfig, websim_config
 from websim_crawler.core.reference_index import Match, ReferenceIndex
-from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
 from websim_crawler.core.similarity.portable import features_from_dict
+from websim_crawler.core.stages import StageRecord
 from websim_crawler.pipelines._collection import stage_records_of
 
 logger = logging.getLogger(__name__)
@@ -67,9 +67,9 @@ class MatchPipeline:
         adapter = ItemAdapter(item)
         features = None
         if adapter.get(self.config.items.html_field):
-            record = await self.records.prepared(item)
-            features = None if isinstance(record, str) else record.get(SIMILARITY_FEATURES)
-            reason = record if isinstance(record, str) else record.get(SIMILARITY_SKIP)
+            record: StageRecord | str = await self.records.prepared(item)
+            features = None if isinstance(record, str) else record.get("similarity_features")
+            reason = record if isinstance(record, str) else record.get("similarity_skipped")
         else:
             reason = "no_html"
         if features is None:

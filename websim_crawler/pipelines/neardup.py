@@ -15,7 +15,7 @@ from typing import Any
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.neardup import NearDuplicateFinder, NeardupReport
-from websim_crawler.core.stages import NEARDUP_SENTENCES, NEARDUP_SKIP
+from websim_crawler.core.stages import NeardupRecord
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)
@@ -27,7 +27,7 @@ class NearDuplicatePipeline(CollectionPipeline):
     name = "neardup"
     section = "neardup"
     output_setting = "WEBSIM_NEARDUP_OUTPUT"
-    record_fields = ("url", NEARDUP_SENTENCES, NEARDUP_SKIP)
+    record_fields = tuple(NeardupRecord.__annotations__)
     stage: NearDuplicateFinder
 
     @classmethod
@@ -48,7 +48,7 @@ class NearDuplicatePipeline(CollectionPipeline):
             config.neardup, html_field=config.items.html_field, analysis_params=config.analysis
         )
 
-    def count_taken(self, record: Any, reason: str | None) -> None:
+    def count_taken(self, reason: str | None) -> None:
         """Count a page indexed or skipped by reason."""
         assert self.crawler.stats is not None
         if reason is None:

@@ -21,7 +21,7 @@ from websim_crawler.core.io import atomic_write_json
 from websim_crawler.core.similarity.collection import PageCollector
 from websim_crawler.core.similarity.pairs import SimilarPairs, find_similar_pairs
 from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
-from websim_crawler.core.stages import SIMILARITY_FEATURES, SIMILARITY_SKIP
+from websim_crawler.core.stages import SimilarityRecord
 from websim_crawler.pipelines._collection import CollectionPipeline
 
 logger = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ class SimilarityPipeline(CollectionPipeline):
     name = "similarity"
     section = "similarity"
     output_setting = "WEBSIM_SIMILARITY_OUTPUT"
-    record_fields = ("url", SIMILARITY_FEATURES, SIMILARITY_SKIP)
+    record_fields = tuple(SimilarityRecord.__annotations__)
     stage: PageCollector
 
     @classmethod
@@ -47,7 +47,7 @@ class SimilarityPipeline(CollectionPipeline):
         """Return the collector of the pages' features."""
         return PageCollector(config.similarity, config.analysis, html_field=config.items.html_field)
 
-    def count_taken(self, record: Any, reason: str | None) -> None:
+    def count_taken(self, reason: str | None) -> None:
         """Count a page kept (and the problems of its features) or skipped by reason."""
         stats = self.crawler.stats
         assert stats is not None

@@ -18,11 +18,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from websim_crawler.core.page import AnalysisParams, PageAnalysis, TemplateSnapshot, analyse_page
+from websim_crawler.core.page import (
+    AnalysisParams,
+    AnalysisRecord,
+    PageAnalysis,
+    TemplateSnapshot,
+    analyse_page,
+)
 from websim_crawler.errors import PageError
 
 if TYPE_CHECKING:
-    from websim_crawler.core.stages import StagePlan
+    from websim_crawler.core.stages import StagePlan, StageRecord
 
 T = TypeVar("T")
 
@@ -60,11 +66,11 @@ class PageOutcome:
     fingerprints, for the site memory.
     """
 
-    record: dict[str, Any] | None = None
+    record: AnalysisRecord | None = None
     counts: dict[str, int] = dataclasses.field(default_factory=dict)
     site: str | None = None
     fingerprints: tuple[str, ...] = ()
-    stage_record: dict[str, Any] | None = None  # what the end-of-crawl stages read
+    stage_record: StageRecord | None = None  # what the end-of-crawl stages read
     dropped: str | None = None  # a reason: empty, binary, too_large, analysis_timeout ...
     failed: str | None = None  # worker_crash
     message: str = ""
@@ -137,7 +143,7 @@ def stage_task(task: StageTask, plan: StagePlan) -> PageOutcome:
     from websim_crawler.core.stages import prepare_record
 
     snapshot = TemplateSnapshot(task.template) if task.template is not None else None
-    stage_record: dict[str, Any] | None = None
+    stage_record: StageRecord | None = None
     # A MemoryError is answered below, once the exception and the objects it holds are freed.
     with contextlib.suppress(MemoryError):
         stage_record = prepare_record(task.record, plan, site_memory=snapshot)

@@ -52,20 +52,25 @@ def test_stage_journal_replays_whole_lines_and_cuts_off_a_cut_one(tmp_path: Path
     journal = StageJournal(path)
     assert journal.replay() == []
     journal.append({"url": "http://a/1", "keywords": {"bee": 2}})
-    journal.append({"skipped": "no_keywords"})
+    journal.append("no_keywords")  # a record skipped before the stage: its reason
     journal.close()
+    assert path.read_text(encoding="utf-8").splitlines()[1] == '{"skipped":"no_keywords"}'
     with path.open("ab") as handle:
         handle.write(b'{"url": "http://a/2", "keyw')  # a SIGKILL in the middle of a line
     resumed = StageJournal(path)
     assert resumed.replay() == [
         {"url": "http://a/1", "keywords": {"bee": 2}},
-        {"skipped": "no_keywords"},
+        "no_keywords",
     ]
     assert (resumed.replayed, resumed.lost) == (2, 1)
     resumed.append({"url": "http://a/3"})  # appended after the last whole line
     resumed.close()
     again = StageJournal(path)
-    assert [entry.get("url") for entry in again.replay()] == ["http://a/1", None, "http://a/3"]
+    assert [entry if isinstance(entry, str) else entry.get("url") for entry in again.replay()] == [
+        "http://a/1",
+        "no_keywords",
+        "http://a/3",
+    ]
     assert again.lost == 0
 
 

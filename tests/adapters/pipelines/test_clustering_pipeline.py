@@ -40,9 +40,9 @@ def crawl_records() -> list[dict[str, Any]]:
         for number in range(6):
             url = f"http://site.test/{topic}/{number}"
             records.append(
-                {"url": url, "kind": "record", "keywords": topic_keywords(topic, number)}
+                {"url": url, "kind": "record", "keyword_stems": topic_keywords(topic, number)}
             )
-    records.append({"url": "http://site.test/search?q=x", "kind": "results", "keywords": {}})
+    records.append({"url": "http://site.test/search?q=x", "kind": "results", "keyword_stems": {}})
     records.append(dict(records[0]))  # the same page twice
     return records
 
@@ -194,7 +194,7 @@ def test_pipeline_reports_keywords_in_their_surface_form(tmp_path: Path) -> Any:
             item = {
                 "url": f"http://site.test/{topic}/{number}",
                 "kind": "record",
-                "keywords": dict(Counter(keyword_tokens(text, "en"))),
+                "keyword_stems": dict(Counter(keyword_tokens(text, "en"))),
                 "main_text": text,
                 "language": "en",
             }

@@ -18,7 +18,7 @@ from websim_crawler.core.similarity import page_features
 from websim_crawler.core.similarity.documents import as_parsed_document, clear_parsed_text_cache
 from websim_crawler.core.similarity.params import SimilarityParams
 from websim_crawler.core.similarity.portable import features_to_dict
-from websim_crawler.core.stages import SIMILARITY_FEATURES, StagePlan
+from websim_crawler.core.stages import StagePlan
 from websim_crawler.errors import PageError
 from websim_crawler.workers.tasks import PageTask, analyse_task
 
@@ -73,7 +73,7 @@ def test_a_worker_parses_each_page_once_for_the_analysis_and_every_stage(
         task = PageTask(html, f"http://site.test/{path.name}", fields={"kind": "record"})
         outcome = analyse_task(task, analysis, chunk_detail, plan)
         assert outcome.record is not None and outcome.stage_record is not None
-        assert outcome.stage_record[SIMILARITY_FEATURES]["document"] is not None
+        assert outcome.stage_record["similarity_features"]["document"] is not None
         assert parses["one parser"] == number  # the analysis' parse, nothing else
     assert parses["lxml fromstring"] == len(pages())  # each through the one parser
 

@@ -18,7 +18,7 @@ from websim_crawler.core.clustering import (
     cluster_documents,
 )
 from websim_crawler.core.page import AnalysisParams, analyse_page
-from websim_crawler.core.stages import CLUSTER_FORMS, StagePlan, prepare_record
+from websim_crawler.core.stages import StagePlan, prepare_record
 
 # The report the collector gave for this feed when it tokenised each page's text itself.
 BEFORE = json.loads(
@@ -88,7 +88,7 @@ def test_the_collector_tokenises_nothing_and_clusters_as_before(
 ) -> None:
     plan = StagePlan(AnalysisParams(), clustering_kind="record")
     prepared = [prepare_record(line, plan) for line in crawl_feed()]  # in a worker, in a crawl
-    assert all(CLUSTER_FORMS in record and "main_text" not in record for record in prepared)
+    assert all("keyword_forms" in record and "main_text" not in record for record in prepared)
     for module, name in ((job, "keyword_forms"), (text, "keyword_forms"), (text, "keyword_tokens")):
         monkeypatch.setattr(module, name, refuse)
     collector = DocumentCollector("record")

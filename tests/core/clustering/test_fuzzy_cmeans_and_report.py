@@ -290,7 +290,7 @@ def test_upper_bound_and_coarse_grid() -> None:
 def collect(pages: Sequence[tuple[Any, str, object]], kind: str = "record") -> DocumentCollector:
     collector = DocumentCollector(kind)
     for url, page_kind, keywords in pages:
-        collector.add({"url": url, "kind": page_kind, "keywords": keywords})
+        collector.add({"url": url, "kind": page_kind, "keyword_stems": keywords})
     return collector
 
 
@@ -438,12 +438,14 @@ def test_top_keywords_read_as_their_most_frequent_surface_form() -> None:
     }
     for url, text in pages.items():
         keywords = Counter(keyword_tokens(text, "en"))
-        record = {"url": url, "kind": "record", "keywords": keywords}
+        record = {"url": url, "kind": "record", "keyword_stems": keywords}
         # prepared as in a worker: the forms come with the record, the collector only appends
         prepared = prepare_record(record | {"main_text": text, "language": "en"}, PLAN)
         assert collector.add(prepared) is None
     # no text: no forms
-    collector.add({"url": "http://a/5", "kind": "record", "keywords": {"telescop": 9, "dark": 1}})
+    collector.add(
+        {"url": "http://a/5", "kind": "record", "keyword_stems": {"telescop": 9, "dark": 1}}
+    )
     # the forms are added up over the pages with text (pages 1 and 2); page 5 votes for none
     votes = collector.pages.form_votes
     assert votes["telescop"] == {"telescopes": 2, "telescope": 3}

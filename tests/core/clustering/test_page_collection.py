@@ -105,7 +105,7 @@ def test_collector_gives_the_clusters_of_the_document_list() -> None:
     pages = topic_pages(90)
     collector = DocumentCollector("record")
     for url, counts in pages:
-        assert collector.add({"url": url, "kind": "record", "keywords": counts}) is None
+        assert collector.add({"url": url, "kind": "record", "keyword_stems": counts}) is None
     params = ClusteringParams(n_clusters=3, svd_components=5)
     compact = cluster_documents(collector.pages, params)
     listed = cluster_documents([PageToCluster(url, counts) for url, counts in pages], params)
@@ -178,7 +178,7 @@ def test_collector_memory_per_page_is_a_few_hundred_bytes() -> None:
         for number in range(first, last):
             keywords = {vocabulary[i]: 2.0 for i in choices[number]}
             collector.add(
-                {"url": f"http://s.test/{number:08d}", "kind": "record", "keywords": keywords}
+                {"url": f"http://s.test/{number:08d}", "kind": "record", "keyword_stems": keywords}
             )
 
     add(0, 1000)  # the vocabulary is complete

@@ -27,14 +27,12 @@ from websim_crawler.core.clustering.dask_fcm import DaskFuzzyCMeans
 from websim_crawler.core.clustering.fcm import FuzzyCMeans, Matrix
 from websim_crawler.core.clustering.params import (
     AUTO,
-    CLUSTER_FORMS,
-    CLUSTER_SKIP,
     KINDS,
     ClusteringParams,
+    ClusterRecord,
 )
 from websim_crawler.core.clustering.reduce import lsa_reduce, svds
 from websim_crawler.core.clustering.vectorize import TfidfMatrix
-from websim_crawler.core.page import feature_keywords
 from websim_crawler.core.text import DEFAULT_STEMMER, keyword_forms
 from websim_crawler.errors import ConfigError
 
@@ -102,7 +100,7 @@ class DocumentCollector:
         self.report.pages += 1
         self.report.skip(reason)
 
-    def add(self, record: Mapping[str, Any]) -> str | None:
+    def add(self, record: ClusterRecord) -> str | None:
         """Offer one record (url, kind, keywords, keyword_forms, title); return why it was
         skipped (counted by reason), or ``None`` when it was kept.
 
@@ -112,10 +110,11 @@ class DocumentCollector:
         prepared by ``core.stages`` may carry the reason its analysis failed instead. Nothing
         is tokenised here: in a crawl, ``add`` runs on Scrapy's reactor.
         """
-        if isinstance(record.get(CLUSTER_SKIP), str):
-            self.skip(record[CLUSTER_SKIP])
-            return str(record[CLUSTER_SKIP])
-        url, kind, keywords = record.get("url"), record.get("kind"), feature_keywords(record)
+        skipped = record.get("cluster_skipped")
+        if isinstance(skipped, str):
+            self.skip(skipped)
+            return skipped
+        url, kind, keywords = record.get("url"), record.get("kind"), record.get("keyword_stems")
         self.report.pages += 1
         reason = None
         if not self.selects(kind):
@@ -132,7 +131,7 @@ class DocumentCollector:
             return reason
         assert isinstance(url, str)
         self._seen_urls.add(url)
-        forms = _clean_forms(record.get(CLUSTER_FORMS), counts)
+        forms = _clean_forms(record.get("keyword_forms"), counts)
         self.pages.append(url, counts, forms, _clean_title(record.get("title")))
         return None
 

@@ -6,7 +6,7 @@ Apart from the job so that reading the settings imports neither NumPy nor SciPy.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
@@ -18,15 +18,20 @@ DEFAULT_CHUNK_ROWS = 20_000
 AUTO = "auto"
 KINDS = ("record", "results", "all")
 ENGINES = ("memory", "dask")
-# The fields of a crawl record that the clustering stage reads, and the reason its analysis failed
-# (the stage contract: ``core.stages`` prepares them).
-CLUSTER_FIELDS = ("url", "kind", "keywords", "keyword_stems", "main_text", "language", "title")
-CLUSTER_SKIP = "cluster_skipped"
-# What the preparation (in a worker) adds in place of ``main_text`` and ``language``: the surface
-# forms of the page's keyword stems (stem -> form -> count), so the collector only appends.
-CLUSTER_FORMS = "keyword_forms"
-# The fields of a prepared record the clustering stage takes (a JOBDIR journal keeps these).
-CLUSTER_RECORD_FIELDS = ("url", "kind", "keywords", "keyword_stems", "title", CLUSTER_FORMS)
+
+
+class ClusterRecord(TypedDict, total=False):
+    """What the clustering stage takes of one page, prepared where the page is analysed
+    (``core.stages``) and kept by a JOBDIR journal: the item's url, kind, keywords and title,
+    and in place of its main text the surface forms of its stems, or why its analysis failed."""
+
+    url: str | None
+    kind: str | None
+    keywords: dict[str, int] | None  # {word: count}
+    keyword_stems: dict[str, int] | None  # {stem: count}: the features clustered
+    title: str | None
+    keyword_forms: dict[str, dict[str, int]]  # {stem: {form: count}}, tokenised in a worker
+    cluster_skipped: str  # analysis_<reason>: the page could not be analysed for its keywords
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from .atomic import (
     json_text,
 )
 from .feed_reader import (
+    FeedLine,
     ReadReport,
     iter_feeds,
     iter_jsonl,
@@ -23,6 +24,7 @@ from .pair_journal import atomic_write_pair
 
 __all__ = [
     "FeedFile",
+    "FeedLine",
     "ReadReport",
     "atomic_write_bytes",
     "atomic_write_json",

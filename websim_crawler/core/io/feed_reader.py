@@ -10,7 +10,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, cast
 
 import numpy as np
 
@@ -98,6 +98,23 @@ def decode_record(line: bytes) -> Any:
         raise RecordOverBound("too_deep") from exc
 
 
+class FeedLine(TypedDict, total=False):
+    """One line of a crawl feed: the page item's fields as the crawl wrote them (the HTML under
+    ``WEBSIM_HTML_FIELD``; a spider's own fields kept as they are). Read from JSON, so its
+    values are what the line holds: each reader checks the types of those it uses."""
+
+    url: object
+    kind: object
+    title: object
+    links: object
+    screenshot: object
+    language: object
+    main_text: object
+    keywords: object  # {word: count}
+    keyword_stems: object  # {stem: count}: older feeds held these in ``keywords``
+    chunks: object
+
+
 @dataclass
 class ReadReport:
     """What a JSON Lines read met: records read and lines skipped, by reason."""
@@ -115,13 +132,15 @@ def iter_jsonl(
     path: str | os.PathLike[str],
     report: ReadReport | None = None,
     max_line_bytes: int | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[FeedLine]:
     """Yield the JSON objects of a JSON Lines file (``.gz`` too), counting bad lines in ``report``.
 
     A line that is not a JSON object or is longer than ``max_line_bytes`` is skipped and counted
     (the first few are logged with their number); a last line cut short by a kill (no newline,
     not valid JSON) is counted as ``cut_last_line`` and logged at INFO only; a missing or
-    unreadable file raises ``InputFormatError``.
+    unreadable file raises ``InputFormatError``. A line of a feed written before
+    ``keyword_stems`` existed, whose ``keywords`` hold the stems, is read with them as its
+    ``keyword_stems`` too (said once per file, at INFO).
     """
     report = report if report is not None else ReadReport()
     file_path = Path(path)
@@ -137,6 +156,7 @@ def iter_jsonl(
     except OSError as exc:
         raise InputFormatError(f"cannot read {file_path}: {exc.strerror or exc}") from exc
     bad_lines = 0
+    older_feed = False
 
     def skip(number: int, reason: str, message: str) -> None:
         nonlocal bad_lines
@@ -169,7 +189,12 @@ def iter_jsonl(
                     skip(number, "not_an_object", "not a JSON object")
                     continue
                 report.records += 1
-                yield record
+                if record.get("keyword_stems") is None and record.get("keywords") is not None:
+                    if not older_feed:
+                        older_feed = True
+                        logger.info("%s: an older feed, its keywords read as stems", file_path)
+                    record["keyword_stems"] = record["keywords"]
+                yield cast(FeedLine, record)
         except (OSError, EOFError) as exc:
             raise InputFormatError(f"cannot read {file_path}: {exc}") from exc
     if bad_lines > _LOGGED_BAD_LINES:
@@ -197,7 +222,7 @@ def iter_feeds(
     paths: Iterable[str | os.PathLike[str]],
     report: ReadReport | None = None,
     max_line_bytes: int | None = None,
-) -> Iterator[dict[str, Any]]:
+) -> Iterator[FeedLine]:
     """Yield the records of several feeds, each URL once (the first); repeats count as skipped.
 
     At-least-once crawling (a request requeued after its worker died, a resumed crawl) may write

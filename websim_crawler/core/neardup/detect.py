@@ -30,7 +30,7 @@ from websim_crawler.core.neardup.pages import (
     page_from_dict,
     page_sentences,
 )
-from websim_crawler.core.neardup.params import NEARDUP_SENTENCES, NEARDUP_SKIP, NeardupParams
+from websim_crawler.core.neardup.params import NeardupParams, NeardupRecord
 from websim_crawler.core.neardup.relations import (
     CLASSES,
     RELATIONS,
@@ -249,14 +249,14 @@ class NearDuplicateFinder:
         self.pages_seen += 1
         self.dropped[reason] += 1
 
-    def add(self, item: Mapping[str, Any]) -> str | None:
+    def add(self, item: NeardupRecord | Mapping[str, Any]) -> str | None:
         """Add a crawl item; return why it was dropped (counted by reason), or None if indexed.
 
-        An item prepared in a worker (``core.stages``) carries its sentences ready
-        (``NEARDUP_SENTENCES``) or the reason it has none (``NEARDUP_SKIP``).
+        An item prepared in a worker (``NeardupRecord``) carries its sentences ready or the
+        reason it has none.
         """
-        ready = item.get(NEARDUP_SENTENCES)
-        reason = item.get(NEARDUP_SKIP)
+        ready = item.get("neardup_sentences")
+        reason = item.get("neardup_skipped")
         if isinstance(reason, str):
             self.skip(reason)
             return reason

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -27,6 +27,14 @@ def chunks_only(params: AnalysisParams) -> AnalysisParams:
 CHUNKS_ONLY = chunks_only(AnalysisParams())
 
 
+class SavedSentences(TypedDict):
+    """A ``PageSentences`` as JSON-safe data: its URL and its hashes as integers."""
+
+    url: str
+    links: list[int]
+    sentences: list[int]
+
+
 @dataclass(frozen=True)
 class PageSentences:
     """One page for the index: URL, sorted link fingerprints, sorted long-sentence hashes."""
@@ -35,13 +43,13 @@ class PageSentences:
     link_hashes: np.ndarray
     sentence_hashes: np.ndarray
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> SavedSentences:
         """Return the page as JSON-safe data (hashes as integers)."""
-        return {
-            "url": self.url,
-            "links": self.link_hashes.tolist(),
-            "sentences": self.sentence_hashes.tolist(),
-        }
+        return SavedSentences(
+            url=self.url,
+            links=self.link_hashes.tolist(),
+            sentences=self.sentence_hashes.tolist(),
+        )
 
 
 def page_from_dict(data: Mapping[str, Any]) -> PageSentences:

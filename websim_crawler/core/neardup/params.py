@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypedDict
 
 from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
 
+if TYPE_CHECKING:  # the pages module imports NumPy and the analysis
+    from websim_crawler.core.neardup.pages import SavedSentences
+
 METHODS = ("exact", "minhash")
 ENGINES = ("memory", "dask")
 REGIONS = ("main", "content")
-# A record's page for the near-duplicate index as JSON-safe data, or why it has none (prepared by
-# ``core.stages``).
-NEARDUP_SENTENCES = "neardup_sentences"
-NEARDUP_SKIP = "neardup_skipped"
+
+
+class NeardupRecord(TypedDict, total=False):
+    """What the near-duplicate stage takes of one page, prepared where the page is parsed
+    (``core.stages``): its link and sentence hashes, or why it has none."""
+
+    url: str | None
+    neardup_sentences: SavedSentences
+    neardup_skipped: str  # no_url, no_html or the analysis' reason
 
 
 @dataclass(frozen=True)

@@ -7,9 +7,9 @@ from .chunks import (
     DUPLICATE,
     KEPT,
     NOISE,
+    AnalysisRecord,
     Chunk,
     PageAnalysis,
-    feature_keywords,
 )
 from .features import (
     chunk_weight,
@@ -49,6 +49,7 @@ __all__ = [
     "KEPT",
     "NOISE",
     "AnalysisParams",
+    "AnalysisRecord",
     "Chunk",
     "Line",
     "PageAnalysis",
@@ -61,7 +62,6 @@ __all__ = [
     "box_position_ratio",
     "chunk_fingerprint",
     "chunk_weight",
-    "feature_keywords",
     "hyperlink_percentage",
     "interval_position_ratio",
     "keyword_frequency_score",

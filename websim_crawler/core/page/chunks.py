@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 from websim_crawler.core.page.segment import Segment
 
@@ -52,6 +52,23 @@ def chunk_dict(chunk: Chunk) -> dict[str, Any]:
     return data
 
 
+class AnalysisRecord(TypedDict):
+    """A page's analysis as JSON-safe data (``PageAnalysis.to_dict``): the line ``websim
+    extract`` writes and the fields the analysis pipeline writes into the item."""
+
+    url: str | None
+    title: str
+    language: str
+    chunks: NotRequired[tuple[dict[str, Any], ...]]  # ``chunk_dict`` of each chunk kept
+    main_chunk_ids: tuple[str, ...]
+    main_text: str
+    keywords: dict[str, int]
+    keyword_stems: dict[str, int]
+    links: tuple[str, ...]
+    encoding: str | None
+    encoding_confidence: str | None
+
+
 @dataclass(frozen=True)
 class PageAnalysis:
     """The analysis of one page: its chunks with their fate, main text and keywords."""
@@ -79,7 +96,7 @@ class PageAnalysis:
     # derived from the same parse (the similarity's layout); not part of the record.
     tree: Any = dataclasses.field(default=None, repr=False, compare=False)
 
-    def to_dict(self, chunk_detail: str = "full") -> dict[str, Any]:
+    def to_dict(self, chunk_detail: str = "full") -> AnalysisRecord:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:
         its recursive deep copy took a third of ``websim extract``'s time), with every chunk
         (``full``), the main-content chunks (``main``) or none (``none``: no ``chunks`` key), as
@@ -89,7 +106,7 @@ class PageAnalysis:
                 f"chunk detail {chunk_detail!r} asked of an analysis that built "
                 f"{self.chunk_detail!r} chunk records"
             )
-        record: dict[str, Any] = {
+        record: AnalysisRecord = {
             "url": self.url,
             "title": self.title,
             "language": self.language,
@@ -247,12 +264,3 @@ def chunk_records(
         chunk.__dict__.update(fields)
         records.append(chunk)
     return tuple(records)
-
-
-def feature_keywords(record: Mapping[str, Any]) -> Any:
-    """Return a page record's keyword features: ``keyword_stems``, else ``keywords``.
-
-    Feeds written before ``keyword_stems`` existed hold the stems in ``keywords``.
-    """
-    stems = record.get("keyword_stems")
-    return stems if stems is not None else record.get("keywords")

@@ -7,12 +7,11 @@ the service's JSON is the command's line for the same page.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
 
 from websim_crawler.core.reference_index.index import ReferenceIndex
 from websim_crawler.core.similarity.comparison import PageFeatures
-from websim_crawler.core.similarity.params import SIMILARITY_FEATURES, SIMILARITY_SKIP
+from websim_crawler.core.similarity.params import SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict
 from websim_crawler.errors import InputFormatError, PageError
 
@@ -36,11 +35,11 @@ class MatchLine(TypedDict):
     problems: NotRequired[list[str]]  # what of the page could not be used (HTML, screenshot)
 
 
-def prepared_page(record: Mapping[str, Any]) -> PageFeatures:
+def prepared_page(record: SimilarityRecord) -> PageFeatures:
     """Return the features of a record prepared for the similarity stage; raise ``PageError``
     with the reason it has none (``bad_features`` when they do not read back)."""
-    reason = record.get(SIMILARITY_SKIP)
-    ready = record.get(SIMILARITY_FEATURES)
+    reason = record.get("similarity_skipped")
+    ready = record.get("similarity_features")
     if isinstance(reason, str) or ready is None:
         reason = str(reason or "no_features")
         raise PageError(reason, f"{record.get('url')}: {reason}")

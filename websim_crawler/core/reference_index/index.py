@@ -27,7 +27,7 @@ import dataclasses
 import logging
 import zlib
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -49,12 +49,7 @@ from websim_crawler.core.similarity.brand import (
     brand_similarity,
 )
 from websim_crawler.core.similarity.comparison import ComparisonReport, PageFeatures, compare_pages
-from websim_crawler.core.similarity.params import (
-    SIMILARITY_FEATURES,
-    SIMILARITY_SKIP,
-    STAGES,
-    SimilarityParams,
-)
+from websim_crawler.core.similarity.params import STAGES, SimilarityParams, SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict, features_to_dict
 from websim_crawler.core.similarity.questions import COMPARE_QUESTION, ask, brand_weight
 from websim_crawler.errors import ConfigError, InputFormatError
@@ -231,11 +226,11 @@ class ReferenceIndex:
         for word in identity.words if identity is not None else ():
             self._brand_postings.setdefault(word, []).append(number)
 
-    def add_record(self, record: Mapping[str, Any]) -> str | None:
+    def add_record(self, record: SimilarityRecord) -> str | None:
         """Add a record prepared for the similarity stage (``core.stages``): its ready
         features, or the reason it has none (skipped and counted)."""
-        reason = record.get(SIMILARITY_SKIP)
-        ready = record.get(SIMILARITY_FEATURES)
+        reason = record.get("similarity_skipped")
+        ready = record.get("similarity_features")
         if isinstance(reason, str) or ready is None:
             reason = str(reason or "no_features")
             self.skip(reason)

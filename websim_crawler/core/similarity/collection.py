@@ -12,13 +12,9 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from websim_crawler.core.page import AnalysisParams, feature_keywords
+from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.similarity.comparison import PageFeatures, features_from_item
-from websim_crawler.core.similarity.params import (
-    SIMILARITY_FEATURES,
-    SIMILARITY_SKIP,
-    SimilarityParams,
-)
+from websim_crawler.core.similarity.params import SimilarityParams, SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict
 
 
@@ -45,7 +41,7 @@ class PageCollector:
             "url": record.get("url"),
             "html": record.get(self.html_field),
             "links": record.get("links"),
-            "keywords": feature_keywords(record),
+            "keyword_stems": record.get("keyword_stems"),
             "screenshot": record.get("screenshot"),
         }
 
@@ -53,15 +49,14 @@ class PageCollector:
         """Count one record left out before it reached ``add``."""
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
 
-    def add(self, record: Mapping[str, Any]) -> str | None:
+    def add(self, record: SimilarityRecord | Mapping[str, Any]) -> str | None:
         """Offer one record; return why it was skipped (counted), or ``None`` when kept.
 
-        A record prepared in a worker (``core.stages``) carries its features ready
-        (``SIMILARITY_FEATURES``) or the reason it cannot have any (``SIMILARITY_SKIP``); any
-        other record has its features built here, from its HTML.
+        A record prepared in a worker (``SimilarityRecord``) carries its features ready or the
+        reason it cannot have any; any other record has its features built here, from its HTML.
         """
-        reason = record.get(SIMILARITY_SKIP)
-        ready = record.get(SIMILARITY_FEATURES)
+        reason = record.get("similarity_skipped")
+        ready = record.get("similarity_features")
         url = record.get("url")
         if not isinstance(reason, str) and ready is None:
             reason = record_problem(self.fields_of(record))
@@ -84,7 +79,8 @@ class PageCollector:
 
 
 def record_problem(fields: Mapping[str, Any]) -> str | None:
-    """Return the skip reason of a record's url/html/links/keywords/screenshot, or ``None``."""
+    """Return the skip reason of a record's url/html/links/keyword_stems/screenshot, or
+    ``None`` (``bad_keywords`` for stems that are not counts)."""
     url = fields.get("url")
     if url is None or url == "":
         return "no_url"
@@ -97,7 +93,7 @@ def record_problem(fields: Mapping[str, Any]) -> str | None:
         isinstance(links, list) and all(isinstance(link, str) for link in links)
     ):
         return "bad_links"
-    keywords = fields.get("keywords")
+    keywords = fields.get("keyword_stems")
     if keywords is not None and not (
         isinstance(keywords, Mapping) and all(_is_count(value) for value in keywords.values())
     ):

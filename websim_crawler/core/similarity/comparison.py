@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from websim_crawler.core.html import outgoing_links, stated_url
-from websim_crawler.core.page import AnalysisParams, PageAnalysis, analyse_page, feature_keywords
+from websim_crawler.core.page import AnalysisParams, PageAnalysis, analyse_page
 from websim_crawler.core.similarity.brand import (
     BrandIdentity,
     BrandRarity,
@@ -176,7 +176,7 @@ def features_from_item(
     analysis_params: AnalysisParams | None = None,
     tree: Any = None,
 ) -> PageFeatures:
-    """Build features from a crawl item (``html``, ``links``, ``keywords``, ``screenshot``);
+    """Build features from a crawl item (``html``, ``links``, ``keyword_stems``, ``screenshot``);
     ``tree``: the item's page as already parsed (``page_features``)."""
     screenshot = item.get("screenshot")
     png: bytes | None = None
@@ -188,7 +188,7 @@ def features_from_item(
             problems.append("screenshot: not valid base64")
     elif isinstance(screenshot, bytes):
         png = screenshot
-    keywords = feature_keywords(item)
+    keywords = item.get("keyword_stems")
     links = item.get("links")
     features = page_features(
         item.get("html") or None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, TypedDict
 
 from websim_crawler.core.params import setting, validate
 from websim_crawler.errors import ConfigError
@@ -13,9 +14,16 @@ MODES = ("cascade", "full", "combined")  # how compare_pages runs the stages
 # The named questions of ``questions.QUESTIONS``; ``auto``: the entry point's, ``custom``: the
 # weights as set.
 QUESTION_NAMES = ("same-site", "same-template", "looks-alike", "same-content", "brand")
-# A record's similarity features as JSON-safe data, or why it has none (``core.stages`` fills).
-SIMILARITY_FEATURES = "similarity_features"
-SIMILARITY_SKIP = "similarity_skipped"
+
+
+class SimilarityRecord(TypedDict, total=False):
+    """What the similarity stages (pairs, the reference index, matching) take of one page,
+    prepared where the page is parsed (``core.stages``): its features as JSON-safe data
+    (``portable.features_to_dict``), or why it has none."""
+
+    url: str | None
+    similarity_features: dict[str, Any]
+    similarity_skipped: str  # no_url, bad_html ... (``collection.record_problem``)
 
 
 @dataclass(frozen=True)

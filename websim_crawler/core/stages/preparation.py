@@ -13,24 +13,25 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from websim_crawler.core.clustering.params import CLUSTER_FIELDS, CLUSTER_FORMS, CLUSTER_SKIP
-from websim_crawler.core.neardup.params import NEARDUP_SENTENCES, NEARDUP_SKIP, NeardupParams
+from websim_crawler.core.clustering.params import ClusterRecord
+from websim_crawler.core.neardup.params import NeardupParams, NeardupRecord
 from websim_crawler.core.page import (
     AnalysisParams,
     SiteTemplateMemory,
     TemplateSnapshot,
     analyse_page,
-    feature_keywords,
 )
-from websim_crawler.core.similarity.params import (
-    SIMILARITY_FEATURES,
-    SIMILARITY_SKIP,
-    SimilarityParams,
-)
+from websim_crawler.core.similarity.params import SimilarityParams, SimilarityRecord
 from websim_crawler.errors import PageError
 
 # The stages' modules (layout measures, clustering, sentence index) are imported by the functions
 # that use them: a crawl without a stage imports none of them (scipy, Pillow, POT ...).
+
+
+class StageRecord(ClusterRecord, SimilarityRecord, NeardupRecord, total=False):
+    """What the enabled stages take of one page, JSON-safe: each stage's part is declared beside
+    the stage (``ClusterRecord``, ``SimilarityRecord``, ``NeardupRecord``), which reads it
+    without importing this room."""
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,9 @@ def needs_worker(record: Mapping[str, Any], plan: StagePlan) -> bool:
         return False
     return _needs_analysis(
         record, plan, record.get(plan.html_field), analysed=False
-    ) or _forms_wanted(record, plan, record)  # its text tokenised for the forms
+    ) or _forms_wanted(  # its text tokenised for the forms
+        record, plan, record.get("main_text"), record.get("language")
+    )
 
 
 def prepare_record(
@@ -72,7 +75,7 @@ def prepare_record(
     analysed: bool = False,
     site_memory: SiteTemplateMemory | TemplateSnapshot | None = None,
     tree: Any = None,
-) -> dict[str, Any]:
+) -> StageRecord:
     """Return what the enabled stages' ``add`` read of ``record``, JSON-safe.
 
     ``analysed``: the record comes out of the page analysis, so its keywords are final (even
@@ -87,7 +90,7 @@ def prepare_record(
     from websim_crawler.core.similarity.portable import features_to_dict
 
     url = record.get("url")
-    prepared: dict[str, Any] = {"url": url}
+    prepared = StageRecord(url=url)
     html = record.get(plan.html_field)
     if plan.clustering_kind is not None:
         prepared.update(
@@ -104,19 +107,19 @@ def prepare_record(
         }
         problem = record_problem(fields)
         if problem is not None:
-            prepared[SIMILARITY_SKIP] = problem
+            prepared.update(SimilarityRecord(similarity_skipped=problem))
         else:
             features = features_from_item(fields, plan.similarity, plan.analysis, tree=tree)
-            prepared[SIMILARITY_FEATURES] = features_to_dict(features)
+            prepared.update(SimilarityRecord(similarity_features=features_to_dict(features)))
     if plan.neardup is not None:
         try:
             page = page_sentences(
                 record, plan.neardup, chunks_only(plan.analysis), html_field=plan.html_field
             )
         except PageError as exc:
-            prepared[NEARDUP_SKIP] = exc.reason
+            prepared.update(NeardupRecord(neardup_skipped=exc.reason))
         else:
-            prepared[NEARDUP_SENTENCES] = page.to_dict()
+            prepared.update(NeardupRecord(neardup_sentences=page.to_dict()))
     return prepared
 
 
@@ -127,11 +130,17 @@ def _clustering_fields(
     *,
     analysed: bool,
     site_memory: SiteTemplateMemory | TemplateSnapshot | None,
-) -> dict[str, Any]:
+) -> ClusterRecord:
     """Return what the clustering takes of ``record``: its keywords and, in place of its main
     text and language, the surface forms of its stems (tokenised here, in the worker, so the
     collector on the reactor only appends)."""
-    fields = {name: record.get(name) for name in CLUSTER_FIELDS if name != "url"}
+    fields = ClusterRecord(
+        kind=record.get("kind"),
+        keywords=record.get("keywords"),
+        keyword_stems=record.get("keyword_stems"),
+        title=record.get("title"),
+    )
+    main_text, language = record.get("main_text"), record.get("language")
     if _needs_analysis(record, plan, html, analysed=analysed):
         url, kind = record.get("url"), record.get("kind")
         try:
@@ -144,35 +153,32 @@ def _clustering_fields(
                 page_kind=kind if isinstance(kind, str) else None,
             )
         except PageError as exc:
-            return {CLUSTER_SKIP: f"analysis_{exc.reason}"}
-        fields |= {
-            "keywords": dict(analysis.keywords),
-            "keyword_stems": dict(analysis.keyword_stems),
-            "main_text": analysis.main_text,
-            "language": analysis.language,
-            "title": fields.get("title") or analysis.title,
-        }
-    wanted = _forms_wanted(record, plan, fields)
-    main_text, language = fields.pop("main_text"), fields.pop("language")
-    if wanted:
+            return ClusterRecord(cluster_skipped=f"analysis_{exc.reason}")
+        fields["keywords"] = dict(analysis.keywords)
+        fields["keyword_stems"] = dict(analysis.keyword_stems)
+        fields["title"] = fields.get("title") or analysis.title
+        main_text, language = analysis.main_text, analysis.language
+    if _forms_wanted(record, plan, main_text, language):
         from websim_crawler.core.clustering.job import surface_forms
 
-        stems = feature_keywords(fields)
+        stems = fields.get("keyword_stems")
         if isinstance(stems, Mapping):
             forms = surface_forms(stems, main_text, language, plan.analysis.stemmer)
             if forms is not None:
-                fields[CLUSTER_FORMS] = forms
+                fields["keyword_forms"] = forms
     return fields
 
 
-def _forms_wanted(record: Mapping[str, Any], plan: StagePlan, fields: Mapping[str, Any]) -> bool:
+def _forms_wanted(
+    record: Mapping[str, Any], plan: StagePlan, main_text: Any, language: Any
+) -> bool:
     """Tell whether the clustering takes this record's keywords with their surface forms."""
     from websim_crawler.core.clustering.job import DocumentCollector
 
     return (
-        isinstance(fields.get("main_text"), str)
-        and bool(fields.get("main_text"))
-        and isinstance(fields.get("language"), str)
+        isinstance(main_text, str)
+        and bool(main_text)
+        and isinstance(language, str)
         and DocumentCollector(plan.clustering_kind or "all").selects(record.get("kind"))
     )
 
@@ -185,7 +191,7 @@ def _needs_analysis(
 
     return (
         not analysed
-        and not feature_keywords(record)
+        and not record.get("keyword_stems")
         and isinstance(html, (str, bytes))
         and bool(html)
         and DocumentCollector(plan.clustering_kind or "all").selects(record.get("kind"))
