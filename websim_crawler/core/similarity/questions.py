@@ -43,6 +43,10 @@ class Question:
     # rare brand words and images both pages have) in the score a match is ranked and judged by;
     # the rest is the combined score of the stages. 0: the stages alone.
     brand_weight: float = 0.0
+    # The layout and links stages weigh each template feature and link by its rarity across
+    # the references (``rarity.rare_template_similarity``, ``rarity.rare_link_similarity``), so a
+    # toolkit's skeleton common to its pages stops outweighing the brand; False: the plain stages.
+    rare_templates: bool = False
 
     @property
     def stages(self) -> tuple[str, ...]:
@@ -96,11 +100,12 @@ QUESTIONS: dict[str, Question] = {
         ),
         Question(
             "brand",
-            "which brand does the page imitate (looks-alike's stages, half the score the rare "
-            "brand words and images both pages have)?",
+            "which brand does the page imitate (the rare template features, text, rare links "
+            "and screenshots both pages have, and the rare brand words and images)?",
             (0.5139, 0.2459, 0.1681, 0.0721),
             BRAND_THRESHOLD,
             brand_weight=BRAND_WEIGHT,
+            rare_templates=True,
         ),
     )
 }
@@ -133,6 +138,12 @@ def ask(params: SimilarityParams, default: str) -> SimilarityParams:
         stage_weights=question.stage_weights,
         combined_threshold=question.threshold,
     )
+
+
+def rare_templates(params: SimilarityParams) -> bool:
+    """Return whether ``params``' question weighs template features and links by rarity."""
+    question = QUESTIONS.get(params.question)
+    return question is not None and question.rare_templates
 
 
 def brand_weight(params: SimilarityParams) -> float:
