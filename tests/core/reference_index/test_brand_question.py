@@ -15,7 +15,7 @@ import pytest
 from support.datasets import datasets_dir
 from support.kit_pages import kit_page, own_page
 
-from websim_crawler.core.reference_index import ReferenceIndex, rarity_counts
+from websim_crawler.core.reference_index import MatchParams, ReferenceIndex, rarity_counts
 from websim_crawler.core.similarity.comparison import page_features
 
 
@@ -98,3 +98,22 @@ def test_a_brand_made_with_another_kits_skeleton_is_matched_to_its_brand() -> No
     assert layouts["http://bravo.example/"] > max(
         score for url, score in layouts.items() if url != "http://bravo.example/"
     )
+    # the answer names what decided: the brand words and the template features both share
+    reason = matches[0].to_dict()["reason"]
+    assert reason == matches[0].reason and reason.startswith("question brand: ")
+    assert "brand words: bravo (class/id)" in reason and "shared most: .bravo-" in reason
+
+
+def test_the_best_brand_scores_are_compared_whatever_the_skeletons_rank() -> None:
+    # Twelve references share toolkit A's skeleton, which the layout sketches rank first; the
+    # brand's own page is compared all the same, as one of the best brand scores.
+    index = ReferenceIndex(match=MatchParams(candidates=2, margin=0.0))
+    for number in range(12):
+        page = page_features(kit_page("kita", f"brand{chr(97 + number)}"), url=f"http://{number}/")
+        assert index.add(page) is None
+    assert index.add(page_features(own_page("bravo"), url="http://bravo.example/")) is None
+    query = page_features(kit_page("kita", "bravo"), url="http://suspicious.example/")
+    bravo = index.urls.index("http://bravo.example/")
+    assert bravo not in index.candidates(query, index.asked("looks-alike"))
+    assert bravo in index.candidates(query, index.asked("brand"))
+    assert index.query(query, "brand")[0].url == "http://bravo.example/"

@@ -103,6 +103,7 @@ class Match:
     decided_by: tuple[str, ...]
     stages: dict[str, float | None] = field(default_factory=dict)
     brand: BrandScore | None = None  # the brand features both share (weighed by the question)
+    reason: str = ""  # one line: why the verdict is what it is, and what decided it
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe form."""
@@ -118,6 +119,7 @@ class Match:
             "brand": None
             if self.brand is None
             else {"score": round(self.brand.score, 6), "features": self.brand.explain()},
+            "reason": self.reason,
         }
 
 
@@ -129,6 +131,7 @@ def _match_of(report: ComparisonReport, url: str) -> Match:
         report.decided_by,
         {result.stage: result.score for result in report.stages},
         report.brand,
+        report.reason,
     )
 
 
@@ -318,7 +321,8 @@ class ReferenceIndex:
     ) -> list[int]:
         """Return the references the exact stages compare the page with (best first): the
         ``top`` best by their ranking score and those within ``WEBSIM_MATCH_MARGIN`` of the
-        best, ``WEBSIM_MATCH_CANDIDATES`` at most."""
+        best, ``WEBSIM_MATCH_CANDIDATES`` at most, and as many of the best brand scores when
+        the question weighs them."""
         self._flush()
         if not len(self):
             return []
@@ -336,7 +340,8 @@ class ReferenceIndex:
                 found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS).tolist())
         weight = brand_weight(params)
         brand_scores = self._rarity.brand_scores(page.identity) if weight > 0 else {}
-        found.update(sorted(brand_scores, key=lambda n: (-brand_scores[n], n))[:NEIGHBOURS])
+        by_brand = sorted(brand_scores, key=lambda n: (-brand_scores[n], n))
+        found.update(by_brand[:NEIGHBOURS])
         # The links' postings are read only when the links are searched.
         shared = self._links.shared(query_links) if searched[-1] else None
         if shared is not None:
@@ -353,7 +358,10 @@ class ReferenceIndex:
         order = np.lexsort((ids, -ranking))[: self.match.candidates]
         close = ranking[order] >= ranking[order[0]] - self.match.margin
         close[: top or self.match.top] = True
-        return [int(number) for number in ids[order[close]]]
+        chosen = [int(number) for number in ids[order[close]]]
+        # The sketches see the plain layout (a toolkit's skeleton): under a question that weighs
+        # the brand, the references of the best brand scores are compared too.
+        return chosen + [n for n in by_brand[: self.match.candidates] if n not in chosen]
 
     def _ranking_scores(
         self,

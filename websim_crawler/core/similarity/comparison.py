@@ -471,6 +471,9 @@ def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
                 f"; brand {report.brand.score:.3f} (weight {brand_weight(params):.0%}): "
                 f"{report.brand.explain()}"
             )
+        layout = [r for r in judged if r.stage == "layout"]
+        if rare_templates(params) and layout:  # the template features both share
+            shared += f"; layout {layout[0].score:.3f}: {layout[0].detail}"
         return (
             f"{asked}: {report.verdict}, combined score {report.combined_score:.3f} {relation} "
             f"threshold {params.combined_threshold:g}; {heaviest.stage} weighed most (weight "
