@@ -10,29 +10,46 @@ on; HiddenEye is held out (reported apart), and each is split into near-copies o
 are also asked as queries of nothing: the share judged "similar" to some reference is the false
 positive rate.
 
+``--fit`` fits the ``brand`` question's brand share and threshold instead (``StageCombiner``: a
+logistic regression on the weighted mean of the stages' combined score and the brand score) on the
+candidate pairs of the tuned kit's pages (its brand's reference: similar; the others: not), and
+of zphisher's own pages and 120 trafilatura-eval pages of other hosts, each asked without itself
+(none similar), against an index of zphisher's pages and those 120 in place of the article
+pages. HiddenEye and the article pages are left out of the fit.
+
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/brand_identification.py [--question looks-alike]
+    PYTHONPATH=. .venv/bin/python benchmarks/brand_identification.py --fit
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import math
 import re
 import sys
+import tempfile
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.datasets import article_pages, datasets_dir  # noqa: E402
+from support.datasets import article_pages, datasets_dir, trafilatura_pages  # noqa: E402
 
-from websim_crawler.core.reference_index import ReferenceIndex  # noqa: E402
+from websim_crawler.core.reference_index import Match, ReferenceIndex  # noqa: E402
+from websim_crawler.core.similarity.combine import StageCombiner  # noqa: E402
 from websim_crawler.core.similarity.comparison import page_features  # noqa: E402
 
 TUNED_KIT, HELD_OUT_KIT = "shellphish", "hiddeneye"
 DISTRACTOR_PAGES = 120
+FITTED_SCORES = ("stages", "brand")
+OTHER_SITES_CACHE = Path(tempfile.gettempdir()) / "websim-index-bench"  # trafilatura-eval unpacked
+FIT_CANDIDATES = 20  # candidate pairs per page the fit reads (as many as the question compares)
+FALSE_POSITIVES = 0.01  # the issue's bound on pages of other sites judged similar
 
 
 def shingles(text: str, size: int = 4) -> set[tuple[str, ...]]:
@@ -46,9 +63,71 @@ def jaccard(first: set[tuple[str, ...]], second: set[tuple[str, ...]]) -> float:
     return len(first & second) / len(first | second) if first | second else 0.0
 
 
+def fitted_scores(match: Match, stage_weights: tuple[float, ...]) -> list[float]:
+    """Return a match's scores the fit reads: the combined score of its stages (their weighted
+    mean where they have data) and its brand score (NaN: none)."""
+    scored = [
+        (weight, score)
+        for weight, score in zip(stage_weights, match.stages.values(), strict=True)
+        if score is not None and weight > 0
+    ]
+    total = sum(weight for weight, _ in scored)
+    stages = sum(weight * score for weight, score in scored) / total if total else math.nan
+    return [stages, match.brand.score if match.brand is not None else math.nan]
+
+
+def fit(rows: list[dict[str, str]], kits: Path, article_hosts: set[str]) -> None:
+    """Fit and print the brand question's brand share and threshold (see the docstring)."""
+    index = ReferenceIndex()
+    brand_of: dict[str, str] = {}
+    for row in rows:
+        if row["role"] in ("reference", "distractor"):
+            path = kits / row["page_path"]
+            index.add(page_features(path.read_bytes(), url=path.resolve().as_uri()))
+            brand_of[path.resolve().as_uri()] = row["brand"]
+    others = trafilatura_pages(OTHER_SITES_CACHE, article_hosts, DISTRACTOR_PAGES)
+    for url, html in others:
+        index.add(page_features(html, url=url))
+    asked: list[tuple[str, bytes, str | None]] = []  # (URL, HTML, brand when it has one)
+    for row in rows:
+        if row["role"] != "query" or row["kit"] == TUNED_KIT:
+            path = kits / row["page_path"]
+            brand = row["brand"] if row["role"] == "query" else None
+            asked.append((path.resolve().as_uri(), path.read_bytes(), brand))
+    asked += [(url, html, None) for url, html in others]
+    scores: list[list[float]] = []
+    labels: list[bool] = []
+    best_of_others: list[float] = []  # each page of no brand: its best score against another
+    stage_weights = index.asked("brand").stage_weights
+    for itself, html, brand in asked:
+        page = page_features(html, url=itself + "#query")
+        matches = [m for m in index.query(page, "brand", FIT_CANDIDATES) if m.url != itself]
+        for match in matches:
+            scores.append(fitted_scores(match, stage_weights))
+            labels.append(brand is not None and brand_of.get(match.url) == brand)
+        if brand is None and matches:
+            best_of_others.append(max(match.score or 0.0 for match in matches))
+    combiner = StageCombiner(FITTED_SCORES).fit(np.array(scores), np.array(labels))
+    stages, brand_weight = combiner.weights_.tolist()
+    print(
+        f"index: {len(index)} references ({len(others)} trafilatura-eval pages); pairs: "
+        f"{len(labels)} ({sum(labels)} of a page and its brand's reference)"
+    )
+    share = brand_weight / (stages + brand_weight)
+    print(f"brand share: {share:.4f}; threshold: {combiner.threshold_:.4f}")
+    # the least threshold that judges at most FALSE_POSITIVES of the pages of no brand similar
+    allowed = int(FALSE_POSITIVES * len(best_of_others))
+    bounded = sorted(best_of_others, reverse=True)[allowed] + 1e-4
+    print(
+        f"threshold for <= {FALSE_POSITIVES:.0%} of {len(best_of_others)} pages of no brand "
+        f"similar (at the current brand share): {bounded:.4f}"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--question", default="brand")
+    parser.add_argument("--fit", action="store_true", help="fit the brand question instead")
     args = parser.parse_args()
     datasets = datasets_dir()
     kits = datasets / "phishing-kits" if datasets else None
@@ -67,6 +146,9 @@ def main() -> int:
             brand_of[url] = row["brand"]
             reference_of[row["brand"]] = row["page_path"]
     distractors = article_pages(DISTRACTOR_PAGES)
+    if args.fit:
+        fit(rows, kits, {url.split("/")[2] for url, _ in distractors})
+        return 0
     for url, html in distractors:
         index.add(page_features(html, url=url))
     print(

@@ -59,6 +59,9 @@ import lxml.etree
 import lxml.html
 from trafilatura_folder import trafilatura_extract
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from support.datasets import trafilatura_eval
+
 from websim_crawler.core.page import (
     BLOCK_TAGS,
     AnalysisParams,
@@ -71,7 +74,6 @@ from websim_crawler.errors import WebsimError
 ROOT = Path(__file__).resolve().parents[1]
 DATASETS = ROOT / ".." / "shared" / "datasets"
 AEB_DIR = DATASETS / "article-extraction-benchmark"
-TRAFILATURA_EVAL_TARBALL = DATASETS / "trafilatura-eval" / "trafilatura-eval.tar.xz"
 BIG9_TARBALL = DATASETS / "big9" / "big9.tar.xz"
 TRAFILATURA_DRIVER = Path(__file__).resolve().with_name("trafilatura_folder.py")
 LARGE_PAGE_BYTES = 100_000
@@ -164,20 +166,8 @@ def load_article_benchmark(limit: int | None) -> list[Page]:
 
 def load_trafilatura_eval(cache_dir: Path, limit: int | None) -> list[Page]:
     """Load the trafilatura-eval pages with their segments, unpacking the tarball once."""
-    root = cache_dir / "tests"
-    if not (root / "evaldata.json").exists():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(TRAFILATURA_EVAL_TARBALL) as tar:
-            tar.extractall(cache_dir, filter="data")
-    items = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
-    pages = []
-    for url in list(items)[:limit]:
-        item = items[url]
-        path = root / "cache" / item["file"]
-        if not path.is_file():
-            path = root / "eval" / item["file"]
-        pages.append(Page(url, path.read_bytes(), item))
-    return pages
+    files = trafilatura_eval(cache_dir)[:limit]
+    return [Page(url, path.read_bytes(), item) for url, path, item in files]
 
 
 def load_big9_large(cache_dir: Path, min_bytes: int = LARGE_PAGE_BYTES) -> list[Page]:

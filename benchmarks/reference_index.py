@@ -62,7 +62,7 @@ import orjson
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-from support.datasets import datasets_dir  # noqa: E402
+from support.datasets import datasets_dir, trafilatura_pages  # noqa: E402
 from support.imitations import imitate  # noqa: E402
 
 from websim_crawler.core.reference_index import MatchParams, ReferenceIndex  # noqa: E402
@@ -121,27 +121,10 @@ def load_big9(datasets: Path, cache: Path) -> list[Page]:
     return pages
 
 
-def load_other_sites(datasets: Path, cache: Path, exclude: set[str], limit: int) -> list[Page]:
-    root = cache / "tests"
-    if not (root / "evaldata.json").exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        with tarfile.open(datasets / "trafilatura-eval" / "trafilatura-eval.tar.xz") as archive:
-            archive.extractall(cache, filter="data")
-    items = json.loads((root / "evaldata.json").read_text(encoding="utf-8"))
-    pages: dict[str, Page] = {}
-    for url, item in items.items():
-        host = url.split("/")[2]
-        site = host.removeprefix("www.")
-        if host in exclude or site in exclude or any(site.startswith(f"{s}.") for s in exclude):
-            continue
-        path = root / "cache" / item["file"]
-        if not path.is_file():
-            path = root / "eval" / item["file"]
-        if host not in pages and path.is_file():
-            pages[host] = Page(url, path.read_bytes(), host)
-        if len(pages) == limit:
-            break
-    return list(pages.values())
+def load_other_sites(cache: Path, exclude: set[str], limit: int) -> list[Page]:
+    return [
+        Page(url, html, url.split("/")[2]) for url, html in trafilatura_pages(cache, exclude, limit)
+    ]
 
 
 def small_copy(page: Page, seed: int) -> tuple[str, str]:
@@ -251,7 +234,7 @@ def labelled_sets(datasets: Path, cache: Path, others: int, recall_queries: int)
         f"{build:.1f} s\n"
     )
     exclude = {p.site for p in articles} | {f"{p.site}.com" for p in big9}
-    other_pages = load_other_sites(datasets, cache, exclude, others)
+    other_pages = load_other_sites(cache, exclude, others)
     queries: dict[str, list[tuple[PageFeatures, Page]]] = {
         "imitations": [],
         "copies": [],
@@ -355,7 +338,7 @@ def scale(
 ) -> None:
     global _BASES
     bases = load_articles(datasets) + load_big9(datasets, cache)
-    bases += load_other_sites(datasets, cache, set(), 400)
+    bases += load_other_sites(cache, set(), 400)
     _BASES = bases  # read by the build's forked workers
     rng = random.Random(seed)
     rows = []

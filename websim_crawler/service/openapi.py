@@ -31,6 +31,18 @@ _MATCH_LINE = {
                     "verdict": {"type": "string"},
                     "decided_by": {"type": "array", "items": {"type": "string"}},
                     "stages": _STAGE_SCORES,
+                    "brand": {
+                        "type": ["object", "null"],
+                        "description": "the brand features both pages share (question brand)",
+                        "properties": {
+                            "score": {"type": "number"},
+                            "features": {"type": "string"},
+                        },
+                    },
+                    "reason": {
+                        "type": "string",
+                        "description": "why the verdict is what it is, and what decided it",
+                    },
                 },
             },
         },

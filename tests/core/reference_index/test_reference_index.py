@@ -95,14 +95,16 @@ def built_index(params: SimilarityParams | None = None) -> ReferenceIndex:
     return index
 
 
-def test_a_saved_index_answers_as_the_built_one(tmp_path: Path) -> None:
+@pytest.mark.parametrize("question", [None, "brand"])
+def test_a_saved_index_answers_as_the_built_one(tmp_path: Path, question: str | None) -> None:
+    # brand: the references' brand identities and template feature counts are saved too
     index = built_index()
     queries = [page_features(html, url=url + "?copy") for url, html in site_pages()]
-    before = [[m.to_dict() for m in index.query(page, top=3)] for page in queries]
+    before = [[m.to_dict() for m in index.query(page, question, 3)] for page in queries]
     index.save(tmp_path / "refs.idx")
     loaded = ReferenceIndex.load(tmp_path / "refs.idx")
     assert loaded.urls == index.urls
-    assert [[m.to_dict() for m in loaded.query(page, top=3)] for page in queries] == before
+    assert [[m.to_dict() for m in loaded.query(page, question, 3)] for page in queries] == before
     for (url, _html), answer in zip(site_pages(), before, strict=True):
         assert answer[0]["url"] == url
         assert answer[0]["verdict"] == "similar"
@@ -159,14 +161,14 @@ def test_an_index_of_another_format_is_refused_in_one_line(tmp_path: Path) -> No
     assert "format 99" in message and "9.0.0" in message and "rebuild" in message
 
 
-def test_a_format_3_index_without_brand_identities_is_refused_in_one_line(tmp_path: Path) -> None:
+def test_a_format_4_index_without_template_counts_is_refused_in_one_line(tmp_path: Path) -> None:
     built_index().save(tmp_path / "refs.idx")
-    rewrite_meta(tmp_path / "refs.idx", format=3)
+    rewrite_meta(tmp_path / "refs.idx", format=4)
     with pytest.raises(InputFormatError) as refused:
         ReferenceIndex.load(tmp_path / "refs.idx")
     message = str(refused.value)
     assert "\n" not in message
-    assert "format 3" in message and "reads format 4" in message and "rebuild" in message
+    assert "format 4" in message and "reads format 5" in message and "rebuild" in message
 
 
 def test_an_index_built_with_other_feature_settings_is_refused(tmp_path: Path) -> None:
@@ -183,8 +185,9 @@ def test_an_index_built_with_other_feature_settings_is_refused(tmp_path: Path) -
         lambda data: data.replace(b"ann-layout.faiss", b"ann-layout.gone!"),
         lambda data: data.replace(b"brand.json", b"brand.gone"),
         lambda data: data.replace(b'[{"words"', b'[{"wordz"', 1),
+        lambda data: data.replace(b"template-counts.npy", b"template-county.npy"),
     ],
-    ids=["not-a-zip", "cut", "member-missing", "brand-missing", "brand-damaged"],
+    ids=["not-a-zip", "cut", "member-missing", "brand-missing", "brand-damaged", "counts-missing"],
 )
 def test_a_damaged_index_is_a_clear_error(tmp_path: Path, damage: object) -> None:
     built_index().save(tmp_path / "refs.idx")

@@ -16,6 +16,13 @@ from websim_crawler.core.similarity.portable import features_from_dict
 from websim_crawler.errors import InputFormatError, PageError
 
 
+class BrandFeatures(TypedDict):
+    """The brand score of a ``MatchedReference`` and the features that decided it."""
+
+    score: float
+    features: str
+
+
 class MatchedReference(TypedDict):
     """One reference of a ``MatchLine`` (``Match.to_dict``)."""
 
@@ -24,6 +31,8 @@ class MatchedReference(TypedDict):
     verdict: str
     decided_by: list[str]
     stages: dict[str, float | None]
+    brand: BrandFeatures | None  # the brand features both share, when the question weighs them
+    reason: str  # one line: why the verdict is what it is, and what decided it
 
 
 class MatchLine(TypedDict):

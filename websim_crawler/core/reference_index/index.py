@@ -40,14 +40,10 @@ import websim_crawler
 from websim_crawler.core.reference_index.graph import StageGraph
 from websim_crawler.core.reference_index.links import LinkPostings, link_hashes
 from websim_crawler.core.reference_index.params import MatchParams
+from websim_crawler.core.reference_index.rarity_counts import ReferenceRarity
 from websim_crawler.core.reference_index.sketch import DIMENSIONS, SKETCHED_STAGES, stage_sketches
 from websim_crawler.core.reference_index.store import open_index_file, write_index_file
-from websim_crawler.core.similarity.brand import (
-    BrandIdentity,
-    BrandRarity,
-    BrandScore,
-    brand_similarity,
-)
+from websim_crawler.core.similarity.brand import BrandScore
 from websim_crawler.core.similarity.comparison import ComparisonReport, PageFeatures, compare_pages
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams, SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict, features_to_dict
@@ -60,8 +56,9 @@ logger = logging.getLogger(__name__)
 __version__ = websim_crawler.__version__  # written into the index file
 # The index file's layout; a file of another format is refused (rebuild it with websim index).
 # 2: links in postings, no links sketch; 3: class names kept for every layout measure;
-# 4: each reference's brand identity (words and image hashes, brand.json)
-INDEX_FORMAT = 4
+# 4: each reference's brand identity (words and image hashes, brand.json); 5: how many
+# references have each template feature and link (template-hashes.npy, template-counts.npy)
+INDEX_FORMAT = 5
 # Settings the stored features depend on: a query built with other values would be compared
 # unlike with like, so an index built with other values is refused.
 FEATURE_SETTINGS = {
@@ -89,9 +86,6 @@ CACHED_REFERENCES = 64
 NEIGHBOURS = 64
 # The stages that find and rank candidates, in the order of their score columns.
 RANKING_STAGES = (*SKETCHED_STAGES, "links")
-# Brand candidates: references scored per query at most (those sharing its rarest brand words
-# first); a query that reaches it is counted (``capped_brand_queries``).
-MAX_BRAND_SCORED = 2_000
 
 
 @dataclass(frozen=True)
@@ -104,6 +98,7 @@ class Match:
     decided_by: tuple[str, ...]
     stages: dict[str, float | None] = field(default_factory=dict)
     brand: BrandScore | None = None  # the brand features both share (weighed by the question)
+    reason: str = ""  # one line: why the verdict is what it is, and what decided it
 
     def to_dict(self) -> dict[str, Any]:
         """Return a JSON-safe form."""
@@ -119,6 +114,7 @@ class Match:
             "brand": None
             if self.brand is None
             else {"score": round(self.brand.score, 6), "features": self.brand.explain()},
+            "reason": self.reason,
         }
 
 
@@ -130,6 +126,7 @@ def _match_of(report: ComparisonReport, url: str) -> Match:
         report.decided_by,
         {result.stage: result.score for result in report.stages},
         report.brand,
+        report.reason,
     )
 
 
@@ -175,13 +172,16 @@ class ReferenceIndex:
         self._pending: list[int] = []
         self._decoded: OrderedDict[int, PageFeatures] = OrderedDict()
         self._file: Any = None  # the mapped file the stored records are read from
-        self._identities: list[BrandIdentity | None] = []
-        self._rarity = BrandRarity()
-        self._brand_postings: dict[str, list[int]] = {}
-        self.capped_brand_queries = 0
+        self._rarity = ReferenceRarity()
 
     def __len__(self) -> int:
         return len(self.urls)
+
+    @property
+    def capped_brand_queries(self) -> int:
+        """Queries whose brand words' references passed ``rarity_counts.MAX_BRAND_SCORED`` (the
+        references of their commoner words were not scored)."""
+        return self._rarity.capped_brand_queries
 
     @property
     def capped_link_queries(self) -> int:
@@ -217,14 +217,8 @@ class ReferenceIndex:
         self._sketch_rows.append(stage_sketches(page).astype(np.float16))
         self._link_rows.append(link_hashes(page))
         self._pending.append(number)
-        self._add_identity(number, page.identity)
+        self._rarity.add(page)
         return None
-
-    def _add_identity(self, number: int, identity: BrandIdentity | None) -> None:
-        self._identities.append(identity)
-        self._rarity.add(identity)
-        for word in identity.words if identity is not None else ():
-            self._brand_postings.setdefault(word, []).append(number)
 
     def add_record(self, record: SimilarityRecord) -> str | None:
         """Add a record prepared for the similarity stage (``core.stages``): its ready
@@ -322,7 +316,8 @@ class ReferenceIndex:
     ) -> list[int]:
         """Return the references the exact stages compare the page with (best first): the
         ``top`` best by their ranking score and those within ``WEBSIM_MATCH_MARGIN`` of the
-        best, ``WEBSIM_MATCH_CANDIDATES`` at most."""
+        best, ``WEBSIM_MATCH_CANDIDATES`` at most, and as many of the best brand scores when
+        the question weighs them."""
         self._flush()
         if not len(self):
             return []
@@ -339,8 +334,9 @@ class ReferenceIndex:
             if searched[position]:
                 found.update(self._graphs[stage].nearest(query[position], NEIGHBOURS).tolist())
         weight = brand_weight(params)
-        brand_scores = self._brand_scores(page) if weight > 0 else {}
-        found.update(sorted(brand_scores, key=lambda n: (-brand_scores[n], n))[:NEIGHBOURS])
+        brand_scores = self._rarity.brand_scores(page.identity) if weight > 0 else {}
+        by_brand = sorted(brand_scores, key=lambda n: (-brand_scores[n], n))
+        found.update(by_brand[:NEIGHBOURS])
         # The links' postings are read only when the links are searched.
         shared = self._links.shared(query_links) if searched[-1] else None
         if shared is not None:
@@ -357,29 +353,10 @@ class ReferenceIndex:
         order = np.lexsort((ids, -ranking))[: self.match.candidates]
         close = ranking[order] >= ranking[order[0]] - self.match.margin
         close[: top or self.match.top] = True
-        return [int(number) for number in ids[order[close]]]
-
-    def _brand_scores(self, page: PageFeatures) -> dict[int, float]:
-        """Return the brand score of the references sharing a rare brand word with the page
-        (``MAX_BRAND_SCORED`` at most, those of its rarest words first)."""
-        identity = page.identity
-        if identity is None:
-            return {}
-        sharing: set[int] = set()
-        postings = [self._brand_postings.get(word) for word in identity.words]
-        for posting in sorted((p for p in postings if p), key=len):  # rarest words first
-            if len(posting) >= self._rarity.references > 1:
-                break  # a word every reference has weighs 0, and so do the commoner ones
-            if len(sharing) + len(posting) > MAX_BRAND_SCORED:
-                self.capped_brand_queries += 1
-                break
-            sharing.update(posting)
-        scores = {}
-        for number in sharing:
-            found = brand_similarity(identity, self._identities[number], self._rarity, shown=0)
-            if found is not None:
-                scores[number] = found.score
-        return scores
+        chosen = [int(number) for number in ids[order[close]]]
+        # The sketches see the plain layout (a toolkit's skeleton): under a question that weighs
+        # the brand, the references of the best brand scores are compared too.
+        return chosen + [n for n in by_brand[: self.match.candidates] if n not in chosen]
 
     def _ranking_scores(
         self,
@@ -442,7 +419,12 @@ class ReferenceIndex:
         scored: list[tuple[bool, float, int, Match]] = []
         for number in numbers:
             report = compare_pages(
-                page, self.reference(number), params.pairs_mode, params, brand_rarity=self._rarity
+                page,
+                self.reference(number),
+                params.pairs_mode,
+                params,
+                brand_rarity=self._rarity.brand,
+                template_rarity=self._rarity.template,
             )
             match = _match_of(report, self.urls[number])
             scored.append((report.verdict != "similar", -_ranked_score(report), number, match))
@@ -471,9 +453,7 @@ class ReferenceIndex:
             "link-owners.npy": self._links.owners,
             "link-counts.npy": self._links.counts,
             "references.bin": bytes(self._records),
-            "brand.json": orjson.dumps(
-                [None if identity is None else identity.to_dict() for identity in self._identities]
-            ),
+            **self._rarity.members(),
         }
         for stage, graph in self._graphs.items():
             members[f"ann-{stage}.faiss"] = graph.to_bytes()
@@ -542,16 +522,7 @@ class ReferenceIndex:
         index._links = links
         index._records = records
         index._file = opened
-        try:
-            identities = orjson.loads(opened.member("brand.json"))
-            if not isinstance(identities, list) or len(identities) != count:
-                raise ValueError(f"{len(identities)} identities for {count} references")
-            for number, identity in enumerate(identities):
-                index._add_identity(
-                    number, None if identity is None else BrandIdentity.from_dict(identity)
-                )
-        except (orjson.JSONDecodeError, ValueError, TypeError, KeyError, AttributeError) as exc:
-            raise InputFormatError(f"{path}: brand.json is damaged: {exc}") from exc
+        index._rarity = ReferenceRarity.load(opened, count)
         return index
 
     def _check_settings(self, stored: Any, path: str | Path) -> None:

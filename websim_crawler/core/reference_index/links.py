@@ -10,13 +10,13 @@ them, with the exact count shared, come from the postings read, never from every
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 
 import numpy as np
 from numpy.typing import NDArray
 
 from websim_crawler.core.similarity.comparison import PageFeatures
+from websim_crawler.core.similarity.rarity import feature_hash
 from websim_crawler.errors import InputFormatError
 
 # Postings read for one query at most: past it, the links most references share are left out
@@ -26,10 +26,7 @@ MAX_POSTINGS_READ = 2_000_000
 
 def link_hashes(page: PageFeatures) -> NDArray[np.uint64]:
     """Return the sorted 64-bit hashes of the page's distinct link keys."""
-    hashes = {
-        int.from_bytes(hashlib.blake2b(link.encode("utf-8", "replace"), digest_size=8).digest())
-        for link in page.links
-    }
+    hashes = {feature_hash(link) for link in page.links}
     return np.sort(np.fromiter(hashes, dtype=np.uint64, count=len(hashes)))
 
 

@@ -24,6 +24,8 @@ from urllib.request import url2pathname
 
 from PIL import Image, UnidentifiedImageError
 
+from websim_crawler.core.similarity.rarity import rarity_weight
+
 # Bounds of one page's identity, each counted in ``BrandIdentity.limits_hit`` when hit.
 MAX_ELEMENTS = 20_000  # elements read
 MAX_WORDS = 1_000  # distinct words kept
@@ -310,7 +312,8 @@ class BrandRarity:
             self.image_counts.update(set(identity.image_hashes.values()))
 
     def weight(self, word: str) -> float:
-        """Return log(N/df)/log(N): 1 for a word of one reference (or none), 0 for all's."""
+        """Return the word's ``rarity.rarity_weight``: 1 for a word of one reference (or none),
+        0 for all's."""
         return self._weight(self.word_counts.get(word, 0))
 
     def image_weight(self, value: int) -> float:
@@ -318,9 +321,7 @@ class BrandRarity:
         return self._weight(self.image_counts.get(value, 0))
 
     def _weight(self, count: int) -> float:
-        if self.references < 2 or count <= 1:
-            return 1.0
-        return max(0.0, math.log(self.references / count) / math.log(self.references))
+        return rarity_weight(self.references, count)
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,12 @@ from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_d
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import MODES, STAGES, SimilarityParams
-from websim_crawler.core.similarity.questions import QUESTIONS, brand_weight
+from websim_crawler.core.similarity.questions import QUESTIONS, brand_weight, rare_templates
+from websim_crawler.core.similarity.rarity import (
+    TemplateRarity,
+    rare_link_similarity,
+    rare_template_similarity,
+)
 from websim_crawler.core.similarity.structure import (
     pq_gram_similarity,
     similarity,
@@ -297,7 +302,13 @@ def _stage_score(
     second: PageFeatures,
     params: SimilarityParams,
     idf: InverseDocumentFrequency | None,
+    rarity: TemplateRarity | None,
 ) -> tuple[float, int, str]:
+    """Return a stage's (score, support, detail); ``rarity``: the question weighs template
+    features and links by their rarity across the references (none known: all alike)."""
+    rare = rarity is not None
+    if stage == "layout" and rare:
+        return rare_template_similarity(first.document, second.document, rarity)
     if stage == "layout":
         return layout_score(first.document, second.document, params)
     if stage == "text":
@@ -312,24 +323,26 @@ def _stage_score(
         unresolved = [
             label for label, page in (("A", first), ("B", second)) if not page.links_resolved
         ]
+        links_1, links_2 = first.links, second.links
         if unresolved:  # like with like: the links both pages wrote absolute
+            links_1, links_2 = _absolute_links(first), _absolute_links(second)
+        if rare:
+            result = rare_link_similarity(links_1, links_2, rarity)
+            what = "links, each weighed by its rarity"
+        else:
             result = keyed_link_similarity(
-                _absolute_links(first),
-                _absolute_links(second),
-                first.predecessors,
-                second.predecessors,
+                links_1, links_2, first.predecessors, second.predecessors
             )
+            what = "links and predecessors"
+        if unresolved:
             pages = " and ".join(unresolved)
             return (
                 result.score,
                 result.support,
-                f"{result.support} absolute links and predecessors (no http(s) URL known for "
-                f"page {pages}: relative links unknown)",
+                f"{result.support} absolute {what} (no http(s) URL known for page {pages}: "
+                "relative links unknown)",
             )
-        result = keyed_link_similarity(
-            first.links, second.links, first.predecessors, second.predecessors
-        )
-        return result.score, result.support, f"{result.support} links and predecessors"
+        return result.score, result.support, f"{result.support} {what}"
     if first.signature is None or second.signature is None:
         return 0.0, 0, "no screenshot"
     score = signature_similarity(first.signature, second.signature, params)
@@ -352,6 +365,7 @@ def compare_pages(
     params: SimilarityParams | None = None,
     idf: InverseDocumentFrequency | None = None,
     brand_rarity: BrandRarity | None = None,
+    template_rarity: TemplateRarity | None = None,
 ) -> ComparisonReport:
     """Compare two pages stage by stage; ``cascade`` stops at the first dissimilar stage.
 
@@ -361,12 +375,15 @@ def compare_pages(
     ``combined`` (the default ``WEBSIM_SIMILARITY_PAIRS_MODE``) judges by the weighted mean of
     the stage scores instead of stage by stage; when no weighted stage has data (two pages
     without links, by default) it judges by the stages that have data, as ``full`` does.
+    ``brand_rarity`` and ``template_rarity``: how many references have each brand feature and
+    template feature, for the questions that weigh them by rarity (``brand``).
     """
     params = params or SimilarityParams()
     mode = params.pairs_mode if mode is None else mode
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {MODES}, got {mode!r}")
     weights = dict(zip(STAGES, params.stage_weights, strict=True))
+    rarity = (template_rarity or TemplateRarity()) if rare_templates(params) else None
     results: list[StageResult] = []
     stopped_at: str | None = None
     for stage in STAGES:
@@ -374,7 +391,7 @@ def compare_pages(
         if stopped_at is not None:
             results.append(StageResult(stage, None, threshold, "not_run", 0, "cascade stopped"))
             continue
-        score, support, detail = _stage_score(stage, first, second, params, idf)
+        score, support, detail = _stage_score(stage, first, second, params, idf, rarity)
         if support == 0:
             results.append(StageResult(stage, None, threshold, "skipped", 0, detail))
             continue
@@ -454,6 +471,9 @@ def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
                 f"; brand {report.brand.score:.3f} (weight {brand_weight(params):.0%}): "
                 f"{report.brand.explain()}"
             )
+        layout = [r for r in judged if r.stage == "layout"]
+        if rare_templates(params) and layout:  # the template features both share
+            shared += f"; layout {layout[0].score:.3f}: {layout[0].detail}"
         return (
             f"{asked}: {report.verdict}, combined score {report.combined_score:.3f} {relation} "
             f"threshold {params.combined_threshold:g}; {heaviest.stage} weighed most (weight "
