@@ -48,12 +48,15 @@ def local_dask_cluster(**options: Any) -> Any:
     """Start a ``distributed.LocalCluster`` for one run, its chatter kept out of the output.
 
     Dask's scheduler and workers log a dozen INFO lines each (addresses, start, stop), which
-    reach this process's handlers whatever their level (dask sets its loggers to INFO): they are
-    set to WARNING here, and in the worker processes, unless this process logs at DEBUG. Its HTTP
-    server takes a free port without the dashboard (not 8787, which parallel runs would share).
+    reach this process's handlers whatever their level (dask sets its loggers to INFO), and on a
+    loaded machine a worker whose heartbeat outlives the scheduler's close logs an ERROR with a
+    traceback: they are set to CRITICAL here, and in the worker processes, unless this process
+    logs at DEBUG (a task's own error reaches the caller through the client, as an exception).
+    Its HTTP server takes a free port without the dashboard (not 8787, which parallel runs would
+    share).
     """
     distributed = require("distributed")
-    level = logging.DEBUG if logging.getLogger().isEnabledFor(logging.DEBUG) else logging.WARNING
+    level = logging.DEBUG if logging.getLogger().isEnabledFor(logging.DEBUG) else logging.CRITICAL
     logging.getLogger("distributed").setLevel(level)
     return distributed.LocalCluster(
         dashboard_address=":0",
