@@ -160,10 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def surfacing_table(records: list[Any], only: Sequence[str] | None, max_queries: int) -> int:
-    """Surface every application with no queries; one row each."""
+    """Surface every application with no queries (the JavaScript searches rendered); one row
+    each: records its result pages list (``surface_app``) of those it holds, queries, result
+    pages, wall time, the crawl's size estimate and why it stopped."""
     print(
         f"{'application':<28} {'reached':>7} {'of':>4} {'coverage':>8} {'queries':>7} "
-        f"{'pages':>5} {'estimate':>22} stopped"
+        f"{'pages':>5} {'seconds':>7} {'estimate':>22} stopped"
     )
     for name, launcher in launchers().items():
         if (only and name not in only) or name.startswith("routed-"):
@@ -171,10 +173,8 @@ def surfacing_table(records: list[Any], only: Sequence[str] | None, max_queries:
         with tempfile.TemporaryDirectory() as workdir:
             try:
                 with launcher(records, Path(workdir) / "app") as app:
-                    if app.rendered:
-                        print(f"{name:<28} skipped: its search is JavaScript")
-                        continue
                     surfaced = surface_app(app, Path(workdir), max_queries)
+                    loaded = app.records_loaded()
             except AppMissing as missing:
                 print(f"{name:<28} skipped: {missing}")
                 continue
@@ -185,10 +185,11 @@ def surfacing_table(records: list[Any], only: Sequence[str] | None, max_queries:
             f"{stats.get('websim/surfacing/estimate_high')})"
         )
         print(
-            f"{name:<28} {len(surfaced.reached):>7} {len(records):>4} "
-            f"{len(surfaced.reached) / len(records):>8.3f} "
+            f"{name:<28} {len(surfaced.reached):>7} {loaded:>4} "
+            f"{len(surfaced.reached) / loaded:>8.3f} "
             f"{stats.get('websim/surfacing/queries', 0):>7} "
-            f"{stats.get('websim/surfacing/result_pages', 0):>5} {estimate:>22} "
+            f"{stats.get('websim/surfacing/result_pages', 0):>5} {surfaced.seconds:>7.0f} "
+            f"{estimate:>22} "
             f"{stats.get('websim/surfacing/stopped', 'exit ' + str(surfaced.exit_code))}",
             flush=True,
         )

@@ -36,6 +36,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urldefrag, urljoin, urlsplit
 
+import lxml.html
+
 PYTHON_DOCS = Path("/usr/share/doc/python3.11/html")  # Debian: apt-get install python3.11-doc
 CHROMIUM = os.environ.get("WEBSIM_CHROMIUM_PATH", "/usr/bin/chromium")
 _SECTIONS = ("c-api", "library", "reference", "tutorial", "howto", "using", "faq", "whatsnew")
@@ -243,6 +245,21 @@ class SphinxDocs:
         url = f"{self.url}search.html?q={urllib.parse.quote_plus(query)}"
         return {_page_of(link) for link in rendered_search(url, ready, links, 120)}
 
+    def result_lists(self, page_html: str, url: str) -> list[set[str]]:
+        """Return the pages a rendered result page lists (not the page's navigation)."""
+        return _rendered_list(page_html, url, "//ul[@class='search']/li/a/@href")
+
+    def is_empty(self, page_html: str) -> bool:
+        """Return whether a rendered result page says the search found nothing."""
+        return "did not match any documents" in page_html
+
+    def records_loaded(self) -> int:
+        """Return how many records the search can list: the indexed pages in a section."""
+        index = (PYTHON_DOCS / "searchindex.js").read_text(encoding="utf-8")
+        found = re.search(r'"docnames":\s*(\[[^\]]*\])', index)
+        assert found is not None, "searchindex.js lists no docnames"
+        return sum("/" in name for name in json.loads(found.group(1)))
+
     def label_of(self, url: str) -> str | None:
         """Return the section of a documentation page (its first folder)."""
         path = urlsplit(url).path.lstrip("/")
@@ -257,6 +274,13 @@ def _page_of(url: str) -> str:
     """Return ``url`` without its fragment and query."""
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.netloc}{parts.path}"
+
+
+def _rendered_list(page_html: str, url: str, links_xpath: str) -> list[set[str]]:
+    """Return the pages a rendered result page lists (``links_xpath``: its result links'
+    ``href``s), as the one result list of the page (none when it lists nothing)."""
+    hrefs = lxml.html.document_fromstring(page_html).xpath(links_xpath)
+    return [{_page_of(urljoin(url, href)) for href in hrefs}] if hrefs else []
 
 
 class ServerApp:
@@ -336,6 +360,10 @@ class ServerApp:
     def listed(self, query: str) -> set[str]:
         """Return the record URLs the application lists for ``query``."""
         raise NotImplementedError
+
+    def records_loaded(self) -> int:
+        """Return how many records the application holds: the corpus it loaded."""
+        return len(self.records)
 
     def label_of(self, url: str) -> str | None:
         """Return the corpus label of the record at ``url`` (``None``: not a record)."""
@@ -720,6 +748,21 @@ class MkDocsSearch:
         match = re.fullmatch(r"/[\w-]+/(\d+)/", urlsplit(url).path)
         return int(match.group(1)) if match else None
 
+    def result_lists(self, page_html: str, url: str) -> list[set[str]]:
+        """Return the pages a rendered result page lists (its navigation lists every page)."""
+        return _rendered_list(page_html, url, "//*[@id='mkdocs-search-results']//h3/a/@href")
+
+    def is_empty(self, page_html: str) -> bool:
+        """Return whether a rendered result page says the search found nothing."""
+        results = lxml.html.document_fromstring(page_html).get_element_by_id(
+            "mkdocs-search-results"
+        )
+        return results is not None and "No results found" in results.text_content()
+
+    def records_loaded(self) -> int:
+        """Return how many records the site holds: the corpus pages it was built with."""
+        return len(self.records)
+
     def label_of(self, url: str) -> str | None:
         """Return the section of the corpus page at ``url``."""
         number = self.record_number(url)
@@ -727,7 +770,7 @@ class MkDocsSearch:
 
 
 App = ServerApp | MkDocsSearch | SphinxDocs
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]  # the project root, where scrapy.cfg is
 
 
 @dataclass
@@ -759,6 +802,17 @@ def start_arguments(app: Any) -> list[str]:
     return ["-a", f"start_url={app.url}{app.start_path}"]
 
 
+def render_arguments(app: Any) -> list[str]:
+    """Return the deepweb arguments that render ``app``'s pages (none for a server-rendered one):
+    Debian's Chromium, and time for the search's script to list its results."""
+    if not app.rendered:
+        return ["-a", "render=0"]
+    return [
+        "-a", "render=1", "-s", f"WEBSIM_CHROMIUM_PATH={CHROMIUM}",
+        "-s", "WEBSIM_RENDER_SCRIPT_TIMEOUT=120",
+    ]  # fmt: skip
+
+
 def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryCrawl:
     """Run ``scrapy crawl deepweb -a follow=1`` (``render=1`` for a JavaScript search) on
     ``app`` with ``queries`` (default: the app's); compare what it stored with what the
@@ -768,11 +822,9 @@ def crawl_app(app: App, folder: Path, queries: tuple[str, ...] = ()) -> GalleryC
     start = start_arguments(app)
     command = [
         sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output), *start,
-        "-a", f"queries={','.join(queries)}", "-a", "follow=1",
-        "-a", f"render={int(app.rendered)}", "-s", f"WEBSIM_CHROMIUM_PATH={CHROMIUM}",
+        "-a", f"queries={','.join(queries)}", "-a", "follow=1", *render_arguments(app),
         "-s", "ROBOTSTXT_OBEY=False", "-s", "AUTOTHROTTLE_ENABLED=False",
-        "-s", "WEBSIM_RENDER_SCRIPT_TIMEOUT=120", "-s", f"WEBSIM_STATS_OUTPUT={stats_file}",
-        "-s", "WEBSIM_CHUNK_DETAIL=none",
+        "-s", f"WEBSIM_STATS_OUTPUT={stats_file}", "-s", "WEBSIM_CHUNK_DETAIL=none",
     ]  # fmt: skip
     environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
     started = time.monotonic()
@@ -836,9 +888,19 @@ class SurfacedApp:
     """What a deepweb crawl with no queries (surfacing) reached of a gallery application."""
 
     exit_code: int
-    reached: set[int]  # corpus record numbers linked from its result pages
+    reached: set[int]  # corpus record numbers its result pages list (else link to)
+    urls: list[str]  # the URL of every page it stored
     stats: dict[str, Any]
     log: str
+    seconds: float  # the crawl's wall time
+
+
+def result_links(app: Any, item: dict[str, Any]) -> list[str]:
+    """Return the links of a stored result page that lead to what it lists: those of its
+    result lists when the application reads them, else all of them."""
+    if hasattr(app, "result_lists"):
+        return [link for found in app.result_lists(item["html"], item["url"]) for link in found]
+    return list(item.get("links") or [])
 
 
 def surface_app(app: Any, folder: Path, max_queries: int = 100) -> SurfacedApp:
@@ -847,20 +909,24 @@ def surface_app(app: Any, folder: Path, max_queries: int = 100) -> SurfacedApp:
     start = start_arguments(app)
     command = [
         sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output), *start,
-        "-a", f"max_queries={max_queries}", "-s", "ROBOTSTXT_OBEY=False",
+        "-a", f"max_queries={max_queries}", *render_arguments(app), "-s", "ROBOTSTXT_OBEY=False",
         "-s", "AUTOTHROTTLE_ENABLED=False", "-s", f"WEBSIM_STATS_OUTPUT={stats_file}",
         "-s", "WEBSIM_CHUNK_DETAIL=none", "-s", "WEBSIM_ANALYSIS_WORKERS=0",
     ]  # fmt: skip
     environment = {k: v for k, v in os.environ.items() if k != "SCRAPY_SETTINGS_MODULE"}
+    started = time.monotonic()
     done = subprocess.run(
         command, cwd=REPO, env=environment, capture_output=True, text=True, timeout=1800
     )
+    seconds = time.monotonic() - started
     reached: set[int] = set()
     lines = output.read_text(encoding="utf-8").splitlines() if output.exists() else []
+    urls = []
     for line in lines:
         item = json.loads(line)
+        urls.append(item["url"])
         if item["kind"] == "results":
-            numbers = (app.record_number(link) for link in item.get("links") or [])
+            numbers = (app.record_number(link) for link in result_links(app, item))
             reached.update(number for number in numbers if number is not None)
     stats = json.loads(stats_file.read_text(encoding="utf-8")) if stats_file.exists() else {}
-    return SurfacedApp(done.returncode, reached, stats, done.stderr)
+    return SurfacedApp(done.returncode, reached, urls, stats, done.stderr, seconds)

@@ -109,12 +109,19 @@ class ConfiningProxy:
 
     Each client connection carries one request (``Connection: close`` both ways), so every
     request is checked; CONNECT tunnels (https, wss) are checked by their target and refused when
-    they open with a plain WebSocket handshake. ``on_refused(reason)`` counts each refusal.
+    they open with a plain WebSocket handshake. ``on_refused(reason)`` counts each refusal,
+    ``on_allowed(destination)`` each connection opened (``own_site`` or ``public``).
     """
 
-    def __init__(self, confinement: Confinement, on_refused: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        confinement: Confinement,
+        on_refused: Callable[[str], None],
+        on_allowed: Callable[[str], None],
+    ) -> None:
         self.confinement = confinement
         self.on_refused = on_refused
+        self.on_allowed = on_allowed
         self.server: asyncio.Server | None = None
         self.connections: set[asyncio.Task[None]] = set()
 
@@ -170,6 +177,7 @@ class ConfiningProxy:
         if address is None:
             logger.debug("rendering: refused %s:%d (%s)", url.hostname, port, reason)
             return await self._refuse(writer, reason, 403)
+        self.on_allowed(reason)
         upstream_reader, upstream_writer = await asyncio.wait_for(
             asyncio.open_connection(address, port), _CONNECT_TIMEOUT
         )
@@ -204,6 +212,7 @@ class ConfiningProxy:
         if address is None:
             logger.debug("rendering: refused a tunnel to %s:%d (%s)", url.hostname, port, reason)
             return await self._refuse(writer, reason, 403)
+        self.on_allowed(reason)
         upstream_reader, upstream_writer = await asyncio.wait_for(
             asyncio.open_connection(address, port), _CONNECT_TIMEOUT
         )

@@ -107,7 +107,9 @@ class Rendering:
         self.count = count
         self.confinement = Confinement(sites, resolver)
         self.proxy = ConfiningProxy(
-            self.confinement, lambda reason: count(f"websim/render/blocked/{reason}")
+            self.confinement,
+            lambda reason: count(f"websim/render/blocked/{reason}"),
+            lambda destination: count(f"websim/render/allowed/{destination}"),
         )
         self.admission = PageAdmission(params.max_pages_open)
         self.watchdog = MemoryWatchdog(

@@ -23,11 +23,7 @@ class StatDoc:
 STATS: tuple[StatDoc, ...] = (
     StatDoc(
         "crawling",
-        (
-            "websim/pages/results",
-            "websim/pages/record",
-            "websim/pages/page",
-        ),
+        ("websim/pages/results", "websim/pages/record", "websim/pages/page"),
         "items yielded, by kind",
     ),
     StatDoc(
@@ -265,8 +261,9 @@ STATS: tuple[StatDoc, ...] = (
     ),
     StatDoc(
         "crawling",
-        ("websim/render/blocked/<reason>",),
+        ("websim/render/allowed/<destination>", "websim/render/blocked/<reason>"),
         (
+            "connections rendered pages opened, to `own_site` or `public` hosts (CDNs, fonts); "
             "requests refused: `private_address`, `unresolved` (also Chromium's own update "
             "checks), `websocket`, `scheme`, `malformed`, `offsite_navigation`; `popup` and "
             "`download` refused"

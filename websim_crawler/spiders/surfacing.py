@@ -164,11 +164,10 @@ class Surfacing:
         if event.get("event") == "chosen":
             plan.replay_chosen(query)
         elif event.get("event") == "page":
-            count = event.get("count") or {}
             plan.observe(
                 query,
                 list(event.get("records") or {}),
-                ResultCount(count.get("matches"), count.get("shown_cap"), count.get("total")),
+                ResultCount.of_event(event.get("count")),
                 bool(event.get("has_next")),
             )
         elif event.get("event") == "finished":
@@ -207,10 +206,12 @@ class Surfacing:
         has_next: bool,
     ) -> bool:
         """Account for a result page; return whether its next page is to be fetched (every
-        answer is read to its end, within ``max_pages``)."""
+        answer is read to its end, within ``max_pages``). Its results are its result lists'
+        items (a record listed in several counts in each), else its record links."""
         snippets = record_snippets(root, url, found.links, self.params.snippet_chars)
         records = {record_key(link, query): snippets.get(link, "") for link in found.links}
         count = result_count(root)
+        entries = sum(region.items for region in found.regions) or len(found.links)
         self._emit(
             {
                 "event": "page",
@@ -222,6 +223,7 @@ class Surfacing:
                     "total": count.database_total,
                 },
                 "has_next": has_next,
+                "entries": entries,
             }
         )
         return has_next

@@ -131,6 +131,7 @@ def test_proxy_forwards_to_the_own_site_and_refuses_the_rest() -> None:
     internal = InternalService()
     with DemoSite() as site:
         refused: list[str] = []
+        allowed: list[str] = []
         confinement = Confinement([site.url])
 
         async def exchange(proxy_url: str, raw: bytes) -> bytes:
@@ -142,7 +143,7 @@ def test_proxy_forwards_to_the_own_site_and_refuses_the_rest() -> None:
             return answer
 
         async def scenario() -> list[bytes]:
-            proxy = ConfiningProxy(confinement, refused.append)
+            proxy = ConfiningProxy(confinement, refused.append, allowed.append)
             proxy_url = await proxy.start()
             inside = f"127.0.0.1:{internal.port}"
             try:
@@ -166,6 +167,7 @@ def test_proxy_forwards_to_the_own_site_and_refuses_the_rest() -> None:
     assert direct.startswith(b"HTTP/1.1 403") and tunnel.startswith(b"HTTP/1.1 403")
     assert websocket.startswith(b"HTTP/1.1 403") and file.startswith(b"HTTP/1.1 400")
     assert refused == ["private_address", "private_address", "websocket", "scheme"]
+    assert allowed == ["own_site"]
     assert internal.connections == 0
 
 
@@ -178,7 +180,7 @@ def test_closing_the_proxy_with_idle_connections_is_quiet() -> None:
         asyncio.get_running_loop().set_exception_handler(
             lambda _loop, context: reported.append(context)
         )
-        proxy = ConfiningProxy(Confinement([]), lambda _reason: None)
+        proxy = ConfiningProxy(Confinement([]), lambda _reason: None, lambda _destination: None)
         host, port = (await proxy.start()).removeprefix("http://").split(":")
         idle = [await asyncio.open_connection(host, int(port)) for _ in range(3)]
         while len(proxy.connections) < len(idle):

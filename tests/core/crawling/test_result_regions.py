@@ -296,3 +296,27 @@ def test_a_documentation_search_takes_every_section_however_many_one_section_hol
         f"http://docs.example.org/{section}/page{n}.html" for n, section in enumerate(sections)
     )
     assert found.links == expected
+
+
+def test_an_answer_of_one_record_listed_once_per_section_is_found_where_lists_were() -> None:
+    # MkDocs' search lists a page and each of its matching sections, all linking the page.
+    def search_page(pages: list[int], sections: int) -> Any:
+        articles = "".join(
+            f'<article><h3><a href="/library/{number}/{anchor}">Page {number}</a></h3>'
+            f"<p>What page {number} says about tea.</p></article>"
+            for number in pages
+            for anchor in ["", *(f"#part-{part}" for part in range(sections))]
+        )
+        return page(f'<div class="nav"><a href="/about/">About</a></div><div>{articles}</div>')
+
+    one = search_page([75], sections=1)
+    url = BASE + "/search.html?q=bdb"
+    navigation = frozenset({BASE + "/library/75/"})  # the site's menu links every page
+    # Alone, two items linking one page are a control, and the page is in the site's menu.
+    assert find_records(one, url, template_links=navigation).links == ()
+    memory = ResultListMemory()
+    found = find_records(search_page([3, 8, 12], sections=1), url, memory=memory)
+    memory.observe(found.other_shapes, found.regions)
+    found = find_records(one, url, memory=memory, template_links=navigation)
+    assert found.links == (BASE + "/library/75/",)
+    assert found.region is not None and found.region.items == 2

@@ -105,3 +105,31 @@ def test_a_site_that_states_no_counts_has_its_cap_seen_at_the_pagers_end() -> No
             planner.add_result_page(query, records, None, has_next=False)
         planner.finish(query)
         assert planner.site_cap == (50 if number >= 2 else None)
+
+
+def test_a_site_that_lists_a_record_once_per_matching_section_is_not_taken_as_capped() -> None:
+    # Sphinx's search lists a page once per matching section and says "found 45 page(s)" of
+    # those 45 results, 30 pages: every answer is whole. Listed once a record, it would be cut.
+    def answered(entries: int | None) -> QueryPlanner:
+        events = [
+            {
+                "event": "page",
+                "query": query,
+                "records": {f"/doc/{query}/{n}.html": "" for n in range(30)},
+                "count": {"matches": 45},
+                "entries": entries,
+            }
+            for query in ("alpha", "beta", "gamma")
+        ]
+        planner = QueryPlanner(SurfacingParams())
+        planner.replay(
+            events + [{"event": "finished", "query": event["query"]} for event in events]
+        )
+        return planner
+
+    whole = answered(45)
+    assert not any(entry["capped"] for entry in whole.query_log())
+    assert whole.site_cap is None
+    cut = answered(None)
+    assert all(entry["capped"] for entry in cut.query_log())
+    assert cut.site_cap == 30

@@ -95,7 +95,8 @@ def find_data_regions(
                 by_tag.setdefault(child.tag, []).append(child)
         for tag, items in by_tag.items():
             location = f"{_tag_path(parent)}>{tag}"
-            region = _region(location, [links_by_item[item] for item in items])
+            links = [links_by_item[item] for item in items]
+            region = _region(location, links, one_record_allowed=location in known)
             single_allowed = parent.tag in _LIST_CONTAINERS or location in known
             if region is None or (region.items < 2 and not single_allowed):
                 continue
@@ -115,8 +116,14 @@ def find_data_regions(
     return regions, truncated
 
 
-def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
+def _region(
+    location: str, item_links: list[list[str]], *, one_record_allowed: bool = False
+) -> DataRegion | None:
     """Return the region of items with these links: the pattern most items share, or ``None``.
+
+    Items that all link one page are a control ("details"), not records, except where the
+    site's result lists were found before (``one_record_allowed``): an answer of one record
+    that the site lists once per matching section (MkDocs' search).
 
     When the region is a list (at least ``_MIN_MIXED_ITEMS`` items) whose items carry one link
     each and one outline of path (``coarse_url_shape``: the number of segments, every name left
@@ -140,7 +147,7 @@ def _region(location: str, item_links: list[list[str]]) -> DataRegion | None:
     if chosen is None:
         return None
     shape, items, urls = _with_longer_ids(item_links, *chosen)
-    if items >= 2 and len(urls) < 2:
+    if items >= 2 and len(urls) < 2 and not one_record_allowed:
         return None  # every item links to one page: a "more" or "details" control, not records
     if len(urls) > 2 * items:
         return None  # items holding several records each: a region's ancestor, not its items

@@ -31,6 +31,7 @@ class Asked:
     frequency_when_asked: int  # its document frequency among records reached when chosen
     records_when_asked: int  # records reached when it was chosen
     records: set[int] = field(default_factory=set)
+    entries: int = 0  # results listed: more than its records where one is listed several times
     new: int = 0
     pages: int = 0
     matches: int | None = None
@@ -38,6 +39,12 @@ class Asked:
     failed: bool = False
     finished: bool = False
     more_pages: bool = False  # the last result page fetched had a way to the next one
+
+    @property
+    def shown(self) -> int:
+        """Return how many results the answer listed, in the unit a site counts its matches
+        in (Sphinx lists a page once per matching section and counts each)."""
+        return max(len(self.records), self.entries)
 
 
 @dataclass(frozen=True)
@@ -55,9 +62,9 @@ def observed_cap(answers: Iterable[Asked], page_size: int) -> int | None:
     longer); else ``None``."""
     finished = [asked for asked in answers if asked.finished and not asked.more_pages]
     stated = Counter(
-        len(asked.records)
+        asked.shown
         for asked in finished
-        if asked.matches is not None and asked.matches > len(asked.records)
+        if asked.matches is not None and asked.matches > asked.shown
     )
     if stated:
         length, times = stated.most_common(1)[0]

@@ -8,7 +8,9 @@ Pure: reads the visible text of an ``lxml.html`` tree. Search applications word 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree
 
@@ -51,6 +53,13 @@ class ResultCount:
     matches: int | None = None
     shown_cap: int | None = None
     database_total: int | None = None
+
+    @classmethod
+    def of_event(cls, count: Mapping[str, Any] | None) -> ResultCount:
+        """Return the counts a journaled result page event keeps (``matches``, ``shown_cap``,
+        ``total``)."""
+        count = count or {}
+        return cls(count.get("matches"), count.get("shown_cap"), count.get("total"))
 
 
 def result_count(root: etree._Element) -> ResultCount:

@@ -109,14 +109,16 @@ class QueryPlanner:
         count: ResultCount | None = None,
         *,
         has_next: bool = False,
+        entries: int | None = None,
     ) -> int:
         """Account for one result page of ``query``: its record keys with their result-page
-        text, the counts it states and whether it leads to a next page; return the records new
-        to the crawl."""
+        text, the counts it states, whether it leads to a next page and how many results it
+        lists (``entries``, default one a record); return the records new to the crawl."""
         asked = self._asked_query(query)
         self._requests += 1
         asked.pages += 1
         asked.more_pages = has_next
+        asked.entries += len(records) if entries is None else entries
         if count is not None:
             if count.matches is not None:
                 asked.matches = count.matches
@@ -427,7 +429,7 @@ class QueryPlanner:
             self._novelty[terms] += change
 
     def _was_capped(self, asked: Asked) -> bool:
-        shown = len(asked.records)
+        shown = asked.shown
         if asked.matches is not None and asked.matches > shown:
             return True
         if asked.more_pages:  # stopped by max_pages
@@ -583,12 +585,12 @@ class QueryPlanner:
             if kind == "chosen" and query not in self._asked:
                 self._choose(query)
             elif kind == "page":
-                count = event.get("count") or {}
                 self.add_result_page(
                     query,
                     dict(event.get("records") or {}),
-                    ResultCount(count.get("matches"), count.get("shown_cap"), count.get("total")),
+                    ResultCount.of_event(event.get("count")),
                     has_next=bool(event.get("has_next")),
+                    entries=event.get("entries"),
                 )
             elif kind == "record_terms":
                 self.add_record_terms(str(event.get("key", "")), list(event.get("words") or []))
