@@ -1,4 +1,4 @@
-"""Where a rendered page may send requests: the crawl's own sites and public addresses only.
+"""Where a rendered page may send requests: the crawl's own sites (and, when asked, public hosts).
 
 Chromium sends every request of every page, frame and worker (WebSockets and redirects included)
 through :class:`ConfiningProxy`, a small HTTP proxy on 127.0.0.1. The proxy resolves the host
@@ -8,7 +8,9 @@ refused like the address itself and cannot be re-resolved elsewhere in between. 
 - the crawl's own sites (host and port of the start URL, the seeds and the crawl's own requests,
   ``www.`` ignored, as ``core.urls.host_port_of`` says): allowed, whatever their address (a site
   on 127.0.0.1 can be crawled);
-- any other host whose every address is global (public CDNs, fonts, images): allowed;
+- any other host: refused (``other_host``) before it is looked up, unless other hosts are let
+  in (``WEBSIM_RENDER_OTHER_HOSTS``): then one whose every address is global (public CDNs,
+  fonts, images) is allowed;
 - anything else (loopback, RFC 1918, CGNAT, link-local, unique-local ``fc00::/7``, unspecified,
   multicast, reserved, a name that does not resolve): refused with 403;
 - a WebSocket handshake (``Upgrade: websocket``, also inside a CONNECT tunnel): refused.
@@ -74,9 +76,16 @@ async def system_resolver(host: str, port: int) -> list[str]:
 class Confinement:
     """The crawl's own sites and the rule that decides where a rendered page may connect."""
 
-    def __init__(self, sites: Iterable[str] = (), resolver: Resolver = system_resolver) -> None:
+    def __init__(
+        self,
+        sites: Iterable[str] = (),
+        resolver: Resolver = system_resolver,
+        *,
+        other_hosts: bool = False,
+    ) -> None:
         self.sites: set[str] = set()
         self.resolver = resolver
+        self.other_hosts = other_hosts
         for url in sites:
             self.add_site(url)
 
@@ -94,10 +103,13 @@ class Confinement:
         self, host: str, port: int, scheme: str = "http"
     ) -> tuple[str | None, str]:
         """Return the address to connect to, or ``None`` and the reason it is refused."""
+        own_site = site_key(scheme, host, port) in self.sites
+        if not own_site and not self.other_hosts:
+            return None, "other_host"
         addresses = await self.resolver(host, port)
         if not addresses:
             return None, "unresolved"
-        if site_key(scheme, host, port) in self.sites:
+        if own_site:
             return addresses[0], "own_site"
         if any(is_internal_address(address) for address in addresses):
             return None, "private_address"

@@ -105,7 +105,7 @@ class Rendering:
         self.params = params
         self.max_response_bytes = max_response_bytes  # DOWNLOAD_MAXSIZE: each response
         self.count = count
-        self.confinement = Confinement(sites, resolver)
+        self.confinement = Confinement(sites, resolver, other_hosts=params.other_hosts)
         self.proxy = ConfiningProxy(
             self.confinement,
             lambda reason: count(f"websim/render/blocked/{reason}"),

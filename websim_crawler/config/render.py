@@ -23,6 +23,12 @@ class RenderParams:
         "WEBSIM_CHROMIUM_ARGS",
         "extra Chromium switches, space-separated (e.g. --host-resolver-rules=...)",
     )
+    other_hosts: bool = setting(
+        False,
+        "WEBSIM_RENDER_OTHER_HOSTS",
+        "let rendered pages load from other public hosts (CDNs, fonts); off: a rendered page "
+        "reaches only the crawled sites, no other host is even looked up",
+    )
     screenshot: bool = setting(
         False,
         "WEBSIM_RENDER_SCREENSHOT",

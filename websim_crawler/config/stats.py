@@ -263,10 +263,9 @@ STATS: tuple[StatDoc, ...] = (
         "crawling",
         ("websim/render/allowed/<destination>", "websim/render/blocked/<reason>"),
         (
-            "connections rendered pages opened, to `own_site` or `public` hosts (CDNs, fonts); "
-            "requests refused: `private_address`, `unresolved` (also Chromium's own update "
-            "checks), `websocket`, `scheme`, `malformed`, `offsite_navigation`; `popup` and "
-            "`download` refused"
+            "connections rendered pages opened, to `own_site` or (`WEBSIM_RENDER_OTHER_HOSTS`) "
+            "`public` hosts; refused: `other_host`, `private_address`, `unresolved`, "
+            "`websocket`, `scheme`, `malformed`, `offsite_navigation`; `popup`, `download`"
         ),
     ),
     StatDoc(

@@ -91,28 +91,40 @@ def run_async(coroutine: Any) -> Any:
         return thread.submit(asyncio.run, coroutine).result()
 
 
-def fake_resolver(table: dict[str, list[str]]) -> Any:
+def test_confinement_allows_own_sites_and_public_hosts_only_when_let_in() -> None:
+    looked_up: list[str] = []
+    table = {
+        "127.0.0.1": ["127.0.0.1"],
+        "cdn.example": ["93.184.216.34"],
+        "sneaky.example": ["93.184.216.34", "10.0.0.5"],  # one private answer is enough
+        "intranet.example": ["192.168.0.10"],
+        "www.shop.example": ["127.0.0.2"],
+    }
+
     async def resolve(host: str, port: int) -> list[str]:
+        looked_up.append(host)
         return table.get(host, [])
 
-    return resolve
-
-
-def test_confinement_allows_own_sites_and_public_hosts_only() -> None:
-    resolve = fake_resolver(
-        {
-            "127.0.0.1": ["127.0.0.1"],
-            "cdn.example": ["93.184.216.34"],
-            "sneaky.example": ["93.184.216.34", "10.0.0.5"],  # one private answer is enough
-            "intranet.example": ["192.168.0.10"],
-            "www.shop.example": ["127.0.0.2"],
-        }
+    sites = ["http://127.0.0.1:8000/start", "https://shop.example/"]
+    confined, open_to_public = (
+        Confinement(sites, resolve),
+        Confinement(sites, resolve, other_hosts=True),
     )
-    confinement = Confinement(["http://127.0.0.1:8000/start", "https://shop.example/"], resolve)
 
     def decide(host: str, port: int, scheme: str = "http") -> tuple[str | None, str]:
-        return run_async(confinement.allowed_address(host, port, scheme))
+        return run_async(open_to_public.allowed_address(host, port, scheme))
 
+    def decide_confined(host: str, port: int, scheme: str = "http") -> tuple[str | None, str]:
+        return run_async(confined.allowed_address(host, port, scheme))
+
+    # By default only the crawled sites: another host is refused before any lookup.
+    assert decide_confined("127.0.0.1", 8000) == ("127.0.0.1", "own_site")
+    assert decide_confined("www.shop.example", 443, "https") == ("127.0.0.2", "own_site")
+    looked_up.clear()
+    for host, port in (("127.0.0.1", 8001), ("cdn.example", 443), ("intranet.example", 80)):
+        assert decide_confined(host, port) == (None, "other_host")
+    assert looked_up == []
+    # WEBSIM_RENDER_OTHER_HOSTS: public hosts too, never a private address.
     assert decide("127.0.0.1", 8000) == ("127.0.0.1", "own_site")
     assert decide("127.0.0.1", 8001) == (None, "private_address")
     assert decide("www.shop.example", 443, "https") == ("127.0.0.2", "own_site")
@@ -121,10 +133,10 @@ def test_confinement_allows_own_sites_and_public_hosts_only() -> None:
     assert decide("sneaky.example", 80) == (None, "private_address")
     assert decide("intranet.example", 80) == (None, "private_address")
     assert decide("unknown.example", 80) == (None, "unresolved")
-    assert confinement.is_own_url("http://127.0.0.1:8000/other")
-    assert confinement.is_own_url("https://www.shop.example/x")
-    assert not confinement.is_own_url("http://127.0.0.1:8001/")
-    assert not confinement.is_own_url("http://localhost:8000/")
+    assert confined.is_own_url("http://127.0.0.1:8000/other")
+    assert confined.is_own_url("https://www.shop.example/x")
+    assert not confined.is_own_url("http://127.0.0.1:8001/")
+    assert not confined.is_own_url("http://localhost:8000/")
 
 
 def test_proxy_forwards_to_the_own_site_and_refuses_the_rest() -> None:
@@ -166,7 +178,7 @@ def test_proxy_forwards_to_the_own_site_and_refuses_the_rest() -> None:
     assert b"Connection: close" in about
     assert direct.startswith(b"HTTP/1.1 403") and tunnel.startswith(b"HTTP/1.1 403")
     assert websocket.startswith(b"HTTP/1.1 403") and file.startswith(b"HTTP/1.1 400")
-    assert refused == ["private_address", "private_address", "websocket", "scheme"]
+    assert refused == ["other_host", "other_host", "websocket", "scheme"]
     assert allowed == ["own_site"]
     assert internal.connections == 0
 
@@ -378,7 +390,7 @@ def test_hostile_pages_are_confined_and_bounded(tmp_path: Path) -> None:
         assert stats.get(stat, 0) >= 1, (path, stat, stats)
     assert stats["websim/pages/failed/offsite_navigation"] == 4
     assert "root:x:0" not in json.dumps(items)  # no file: content reached a page
-    assert stats["websim/render/blocked/private_address"] >= 8
+    assert stats["websim/render/blocked/other_host"] >= 8  # the internal port is not the site's
     assert stats["websim/render/blocked/popup"] >= 1 + len(POPUP_PATHS) - 1  # window.open: null
     assert stats["websim/render/blocked/download"] >= 1
     assert stats["websim/render/memory_kills"] >= 1
@@ -458,7 +470,7 @@ def test_render_documents_takes_context_options_and_a_resolver() -> None:
         (rendered,), counters = run_async(
             render_documents(
                 [PageToRender("saved.html", page)],
-                RenderParams(settle_max=2),
+                RenderParams(settle_max=2, other_hosts=True),  # other hosts are looked up
                 max_response_bytes=1 << 20,
                 context_options=options,
                 resolver=nothing_resolves,
