@@ -59,7 +59,7 @@ lint: $(STAMP)
 	$(BIN)/mypy websim_crawler
 
 test: system-packages $(STAMP) $(PYWB_VENV)/bin/wayback lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 4 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/extraction.py
