@@ -150,3 +150,21 @@ def test_the_explanation_names_the_words_their_places_and_the_image_distance() -
         "brand words: instagram (alt, image file, title); image hash distance 1"
     )
     assert BrandIdentity.from_dict(page.to_dict()) == page
+
+
+def test_a_page_names_its_brand_by_a_title_word_that_stands_in_its_addresses() -> None:
+    page = lxml.html.fromstring(
+        b"<html><head><title>Storm in Acme county - Zenith</title>"
+        b'<link rel="icon" href="https://static.zenith.example/favicon.ico"></head><body>'
+        b'<svg><title>Share on Nimbus</title></svg><a href="https://nimbus.example/">n</a>'
+        b'<img src="img/acme-map.png" alt="map"></body></html>'
+    )
+    identity = brand_identity(page)
+    assert "title" not in identity.words["nimbus"]  # an SVG icon's title is not the page's
+    # zenith (title, favicon host) and acme (title, image file) name it; storm is a headline word
+    assert brand.names(identity) == {"zenith", "acme"}
+    rarity = BrandRarity()
+    for _ in range(4):
+        rarity.add(identity)
+    rarity.add(BrandIdentity({"other": ("title", "link host")}))
+    assert rarity.name_weight("zenith") < brand.NAME_RARITY <= rarity.name_weight("other")
