@@ -168,3 +168,14 @@ def test_a_page_names_its_brand_by_a_title_word_that_stands_in_its_addresses() -
         rarity.add(identity)
     rarity.add(BrandIdentity({"other": ("title", "link host")}))
     assert rarity.name_weight("zenith") < brand.NAME_RARITY <= rarity.name_weight("other")
+
+
+def test_a_two_letter_name_counts_in_the_title_and_hosts_only() -> None:
+    page = lxml.html.fromstring(
+        b'<html><head><title>Log in | VK</title></head><body class="vk-ui">'
+        b'<img src="img/vk.png" alt="VK"><a href="https://m.vk.com/join">Join</a></body></html>'
+    )
+    identity = brand_identity(page)
+    assert identity.words["vk"] == ("link host", "title")  # not the alt text, class or file
+    assert brand.names(identity) == {"vk"}
+    assert "vk" not in brand.brand_words("VK logo.png")

@@ -67,6 +67,8 @@ PLACE_WEIGHTS = {
 # not.
 NAME_PLACES = frozenset(["title", "form host"])
 ADDRESS_PLACES = frozenset(["link host", "form host", "image file", "favicon", "asset path"])
+# Where a two-letter word is a brand's name (VK, HP) rather than a word of a sentence or path.
+SHORT_NAME_PLACES = frozenset(["title", "form host", "link host"])
 NAME_RARITY = 0.5  # the least ``BrandRarity.name_weight`` of a word that names a brand
 # Words of file names, paths and hosts that name no brand (any page has them).
 _NOT_WORDS = frozenset(
@@ -144,9 +146,9 @@ def page_folder(url: str | None) -> Path | None:
     return Path(url2pathname(urlsplit(url).path)).parent
 
 
-def brand_words(text: str) -> list[str]:
-    """Return the words of a text, file name or host: lower case, camelCase also split, 3-30
-    letters, file suffixes and generic path words dropped."""
+def brand_words(text: str, shortest: int = 3) -> list[str]:
+    """Return the words of a text, file name or host: lower case, camelCase also split,
+    ``shortest``-30 letters, file suffixes and generic path words dropped."""
     text = unquote(text)
     whole = _WORD.findall(text.lower())
     # a name written in camelCase (WordPress, LinkedIn) is kept whole beside its parts
@@ -154,7 +156,9 @@ def brand_words(text: str) -> list[str]:
     return [
         word
         for word in (whole + parts if len(parts) > len(whole) else whole)
-        if 3 <= len(word) <= 30 and word not in _NOT_WORDS and sum(c.isdigit() for c in word) < 3
+        if shortest <= len(word) <= 30
+        and word not in _NOT_WORDS
+        and sum(c.isdigit() for c in word) < 3
     ]
 
 
@@ -176,7 +180,7 @@ def brand_identity(root: Any, folder: Path | None = None) -> BrandIdentity:
     def add(text: str | None, place: str) -> None:
         if not text:
             return
-        for word in brand_words(text):
+        for word in brand_words(text, 2 if place in SHORT_NAME_PLACES else 3):
             if word not in found and len(found) >= MAX_WORDS:
                 limits["words"] += 1
                 return
