@@ -15,7 +15,9 @@ logistic regression on the weighted mean of the stages' combined score and the b
 candidate pairs of the tuned kit's pages (its brand's reference: similar; the others: not), and
 of zphisher's own pages and 120 trafilatura-eval pages of other hosts, each asked without itself
 (none similar), against an index of zphisher's pages and those 120 in place of the article
-pages. HiddenEye and the article pages are left out of the fit.
+pages. Only the pairs both of whose pages name one brand (``BrandScore.named``) are read: the
+others are judged at the threshold for unnamed pairs. HiddenEye and the article pages are left
+out of the fit.
 
 Usage::
 
@@ -103,10 +105,13 @@ def fit(rows: list[dict[str, str]], kits: Path, article_hosts: set[str]) -> None
         page = page_features(html, url=itself + "#query")
         matches = [m for m in index.query(page, "brand", FIT_CANDIDATES) if m.url != itself]
         for match in matches:
+            if match.brand is None or not match.brand.named:
+                continue  # judged at the threshold for unnamed pairs, not the fitted one
             scores.append(fitted_scores(match, stage_weights))
             labels.append(brand is not None and brand_of.get(match.url) == brand)
-        if brand is None and matches:
-            best_of_others.append(max(match.score or 0.0 for match in matches))
+        named = [m.score or 0.0 for m in matches if m.brand is not None and m.brand.named]
+        if brand is None:
+            best_of_others.append(max(named, default=0.0))
     combiner = StageCombiner(FITTED_SCORES).fit(np.array(scores), np.array(labels))
     stages, brand_weight = combiner.weights_.tolist()
     print(
@@ -198,14 +203,16 @@ def main() -> int:
                 print(
                     f"{label:<24}{kind:<13}{len(outcomes):>4}{top1:>8.3f}{top5:>8.3f}{similar:>9.3f}"
                 )
-    false_positives = 0
+    false_positives: list[str] = []
     best_other: list[float] = []
     for url, html in distractors:
         query = page_features(html, url=url + "#query")
         others = [match for match in index.query(query, args.question, 2) if match.url != url]
-        false_positives += bool(others) and others[0].verdict == "similar"
+        if others and others[0].verdict == "similar":
+            false_positives.append(f"  {url} -> {others[0].url}: {others[0].reason}")
         best_other.append(others[0].score or 0.0 if others else 0.0)
-    print(f"article pages judged similar to another: {false_positives}/{len(distractors)}")
+    print(f"article pages judged similar to another: {len(false_positives)}/{len(distractors)}")
+    print("\n".join(false_positives))
     for kit, scores in sorted(right_scores.items()):
         quartiles = [round(value, 3) for value in sorted(scores)[:: max(1, len(scores) // 4)]]
         print(f"scores of right first matches, {kit}: {quartiles}")

@@ -117,3 +117,55 @@ def test_the_best_brand_scores_are_compared_whatever_the_skeletons_rank() -> Non
     assert bravo not in index.candidates(query, index.asked("looks-alike"))
     assert bravo in index.candidates(query, index.asked("brand"))
     assert index.query(query, "brand")[0].url == "http://bravo.example/"
+
+
+def sister_page(site: str, headline: str, section: str) -> str:
+    """Return an article page of one publisher's sister sites: the publisher's template, its
+    shared image host and logo, the site's own name in the title."""
+    body = kit_page("pub", section).split("<body>", 1)[1]
+    return (
+        f"<html><head><title>{headline} - {site}</title>"
+        f'<link rel="icon" href="https://cdn.pubgroup.example/{site}/favicon.ico"></head><body>'
+        f'<img src="https://cdn.pubgroup.example/img/pubgroup_logo.png" alt="{site}">'
+        f'<a href="https://{site}.example/news">news</a>{body}'
+    )
+
+
+def named_page(brand: str) -> str:
+    """Return a brand's own login page naming it in its title and its logo's file name."""
+    page = own_page(brand).replace("<title>Sign in</title>", f"<title>Sign in - {brand}</title>")
+    return page.replace("<body>", f'<body><img src="img/{brand}_logo.png" alt="logo">')
+
+
+def sister_and_brand_index() -> ReferenceIndex:
+    index = ReferenceIndex()
+    for site in ("ledger", "courier", "gazette"):
+        page = sister_page(site, f"Storm closes roads in {site} county", "story")
+        assert index.add(page_features(page, url=f"https://{site}.example/a")) is None
+    for brand in ("acme", "zenith", "vortex", "nimbus"):
+        page = page_features(named_page(brand), url=f"https://{brand}.example/")
+        assert index.add(page) is None
+    return index
+
+
+def test_a_sister_site_of_one_template_is_not_similar_without_a_shared_name() -> None:
+    index = sister_and_brand_index()
+    query = sister_page("herald", "Council votes on the budget", "sport")
+    [best] = index.query(page_features(query, url="https://herald.example/a"), "brand")
+    assert best.url.endswith(".example/a") and best.brand is not None
+    assert (best.stages["layout"] or 0.0) > 0.8  # one template
+    # the score passes the brand threshold, but no name is shared: judged as looks-alike is
+    assert index.asked("brand").combined_threshold <= (best.score or 0.0) < 0.5745
+    assert not best.brand.named and best.verdict == "dissimilar"
+    assert "(the brand not named on both pages)" in best.reason
+
+
+def test_a_kit_page_naming_the_brand_in_its_title_and_logo_file_is_similar() -> None:
+    index = sister_and_brand_index()
+    page = kit_page("kita", "acme").replace("<title>Sign in</title>", "<title>Acme account</title>")
+    page = page.replace("<body>", '<body><img src="files/acme-logo.png">')
+    [best] = index.query(page_features(page, url="https://suspicious.example/"), "brand")
+    assert best.url == "https://acme.example/" and best.brand is not None
+    assert (best.score or 0.0) < 0.5745  # not similar by its looks alone
+    assert best.brand.names == ("acme",) and best.verdict == "similar"
+    assert "named on both by: acme" in best.reason

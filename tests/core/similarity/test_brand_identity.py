@@ -150,3 +150,32 @@ def test_the_explanation_names_the_words_their_places_and_the_image_distance() -
         "brand words: instagram (alt, image file, title); image hash distance 1"
     )
     assert BrandIdentity.from_dict(page.to_dict()) == page
+
+
+def test_a_page_names_its_brand_by_a_title_word_that_stands_in_its_addresses() -> None:
+    page = lxml.html.fromstring(
+        b"<html><head><title>Storm in Acme county - Zenith</title>"
+        b'<link rel="icon" href="https://static.zenith.example/favicon.ico"></head><body>'
+        b'<svg><title>Share on Nimbus</title></svg><a href="https://nimbus.example/">n</a>'
+        b'<img src="img/acme-map.png" alt="map"></body></html>'
+    )
+    identity = brand_identity(page)
+    assert "title" not in identity.words["nimbus"]  # an SVG icon's title is not the page's
+    # zenith (title, favicon host) and acme (title, image file) name it; storm is a headline word
+    assert brand.names(identity) == {"zenith", "acme"}
+    rarity = BrandRarity()
+    for _ in range(4):
+        rarity.add(identity)
+    rarity.add(BrandIdentity({"other": ("title", "link host")}))
+    assert rarity.name_weight("zenith") < brand.NAME_RARITY <= rarity.name_weight("other")
+
+
+def test_a_two_letter_name_counts_in_the_title_and_hosts_only() -> None:
+    page = lxml.html.fromstring(
+        b'<html><head><title>Log in | VK</title></head><body class="vk-ui">'
+        b'<img src="img/vk.png" alt="VK"><a href="https://m.vk.com/join">Join</a></body></html>'
+    )
+    identity = brand_identity(page)
+    assert identity.words["vk"] == ("link host", "title")  # not the alt text, class or file
+    assert brand.names(identity) == {"vk"}
+    assert "vk" not in brand.brand_words("VK logo.png")

@@ -59,6 +59,17 @@ PLACE_WEIGHTS = {
     "meta": 1.0,
     "class/id": 0.5,
 }
+# A page names its brand by a word in its document title or form host that also stands in one
+# of its addresses (a host, or the name of a logo, favicon or asset file): a brand's name is in
+# its domains and files, a headline word is not. The brand question judges a pair below its
+# threshold for unnamed pairs only when both pages name one brand by a word few references name
+# themselves by, which a publisher's sister sites (one template and assets, their own names) do
+# not.
+NAME_PLACES = frozenset(["title", "form host"])
+ADDRESS_PLACES = frozenset(["link host", "form host", "image file", "favicon", "asset path"])
+# Where a two-letter word is a brand's name (VK, HP) rather than a word of a sentence or path.
+SHORT_NAME_PLACES = frozenset(["title", "form host", "link host"])
+NAME_RARITY = 0.5  # the least ``BrandRarity.name_weight`` of a word that names a brand
 # Words of file names, paths and hosts that name no brand (any page has them).
 _NOT_WORDS = frozenset(
     [
@@ -135,9 +146,9 @@ def page_folder(url: str | None) -> Path | None:
     return Path(url2pathname(urlsplit(url).path)).parent
 
 
-def brand_words(text: str) -> list[str]:
-    """Return the words of a text, file name or host: lower case, camelCase also split, 3-30
-    letters, file suffixes and generic path words dropped."""
+def brand_words(text: str, shortest: int = 3) -> list[str]:
+    """Return the words of a text, file name or host: lower case, camelCase also split,
+    ``shortest``-30 letters, file suffixes and generic path words dropped."""
     text = unquote(text)
     whole = _WORD.findall(text.lower())
     # a name written in camelCase (WordPress, LinkedIn) is kept whole beside its parts
@@ -145,7 +156,9 @@ def brand_words(text: str) -> list[str]:
     return [
         word
         for word in (whole + parts if len(parts) > len(whole) else whole)
-        if 3 <= len(word) <= 30 and word not in _NOT_WORDS and sum(c.isdigit() for c in word) < 3
+        if shortest <= len(word) <= 30
+        and word not in _NOT_WORDS
+        and sum(c.isdigit() for c in word) < 3
     ]
 
 
@@ -167,7 +180,7 @@ def brand_identity(root: Any, folder: Path | None = None) -> BrandIdentity:
     def add(text: str | None, place: str) -> None:
         if not text:
             return
-        for word in brand_words(text):
+        for word in brand_words(text, 2 if place in SHORT_NAME_PLACES else 3):
             if word not in found and len(found) >= MAX_WORDS:
                 limits["words"] += 1
                 return
@@ -188,9 +201,11 @@ def brand_identity(root: Any, folder: Path | None = None) -> BrandIdentity:
         tag = element.tag if isinstance(element.tag, str) else ""
         get = element.get
         if tag == "title":
+            # an SVG icon's <title> is its accessible name, not the document's title
+            in_svg = next(element.iterancestors("svg", "{http://www.w3.org/2000/svg}svg"), None)
             add(
                 element.text_content() if hasattr(element, "text_content") else element.text,
-                "title",
+                "title" if in_svg is None else "aria",
             )
         elif tag in ("h1", "h2", "h3"):
             add(
@@ -296,12 +311,23 @@ def difference_hash(data: bytes, limits: Counter[str] | None = None) -> int | No
     return value if 4 <= value.bit_count() <= 60 else None
 
 
+def names(identity: BrandIdentity) -> set[str]:
+    """Return the words a page names its brand by: in its title or form host and in one of its
+    addresses (``NAME_PLACES``, ``ADDRESS_PLACES``)."""
+    return {
+        word
+        for word, places in identity.words.items()
+        if NAME_PLACES.intersection(places) and ADDRESS_PLACES.intersection(places)
+    }
+
+
 class BrandRarity:
     """How many references have each brand word and image hash (the IDF of brand features)."""
 
     def __init__(self) -> None:
         self.references = 0
         self.word_counts: Counter[str] = Counter()
+        self.name_counts: Counter[str] = Counter()  # references naming themselves by the word
         self.image_counts: Counter[int] = Counter()
 
     def add(self, identity: BrandIdentity | None) -> None:
@@ -309,12 +335,18 @@ class BrandRarity:
         self.references += 1
         if identity is not None:
             self.word_counts.update(identity.words.keys())
+            self.name_counts.update(names(identity))
             self.image_counts.update(set(identity.image_hashes.values()))
 
     def weight(self, word: str) -> float:
         """Return the word's ``rarity.rarity_weight``: 1 for a word of one reference (or none),
         0 for all's."""
         return self._weight(self.word_counts.get(word, 0))
+
+    def name_weight(self, word: str) -> float:
+        """Return the rarity weight of the word as a name: by the references named by it
+        (``names``; a brand every page links to is the name of few)."""
+        return self._weight(self.name_counts.get(word, 0))
 
     def image_weight(self, value: int) -> float:
         """Return the rarity weight of an image hash (as ``weight``)."""
@@ -331,6 +363,12 @@ class BrandScore:
     score: float
     words: tuple[tuple[str, tuple[str, ...]], ...] = ()  # the shared words, strongest first
     image_distance: int | None = None  # bits between the closest shared image hashes
+    names: tuple[str, ...] = ()  # rare words both pages name their brand with (``NAME_PLACES``)
+
+    @property
+    def named(self) -> bool:
+        """Whether both pages name one brand: a rare word in a naming place, or one picture."""
+        return bool(self.names) or self.image_distance is not None
 
     def explain(self) -> str:
         """Say which features decided, e.g. ``brand words: instagram (title, alt); logo hash
@@ -341,6 +379,8 @@ class BrandScore:
                 "brand words: "
                 + ", ".join(f"{word} ({', '.join(places)})" for word, places in self.words)
             )
+        if self.names:
+            parts.append(f"named on both by: {', '.join(self.names)}")
         if self.image_distance is not None:
             parts.append(f"image hash distance {self.image_distance}")
         return "; ".join(parts) or "no brand feature shared"
@@ -380,4 +420,7 @@ def brand_similarity(
     score = 1.0 - (1.0 - min(1.0, word_score)) * (1.0 - image_score)
     strongest = sorted((w for w in shared if shared[w] > 0), key=lambda w: (-shared[w], w))
     words = tuple((word, page.words[word]) for word in strongest[:shown])
-    return BrandScore(score, words, distance)
+    named = sorted(
+        word for word in names(page) & names(reference) if rarity.name_weight(word) >= NAME_RARITY
+    )
+    return BrandScore(score, words, distance, tuple(named[:shown]))

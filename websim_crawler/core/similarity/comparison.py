@@ -31,7 +31,12 @@ from websim_crawler.core.similarity.documents import ParsedDocument, as_parsed_d
 from websim_crawler.core.similarity.layout import tag_comparison, template_comparison
 from websim_crawler.core.similarity.links import keyed_link_similarity
 from websim_crawler.core.similarity.params import MODES, STAGES, SimilarityParams
-from websim_crawler.core.similarity.questions import QUESTIONS, brand_weight, rare_templates
+from websim_crawler.core.similarity.questions import (
+    QUESTIONS,
+    brand_weight,
+    rare_templates,
+    unnamed_threshold,
+)
 from websim_crawler.core.similarity.rarity import (
     TemplateRarity,
     rare_link_similarity,
@@ -424,7 +429,7 @@ def compare_pages(
         if brand is not None:
             combined = (1 - weight) * combined + weight * brand.score
             deciding.append("brand")
-        verdicts = ["similar" if combined >= params.combined_threshold else "dissimilar"]
+        verdicts = ["similar" if combined >= _threshold(params, brand) else "dissimilar"]
     verdict = (
         "undetermined" if not verdicts else "dissimilar" if "dissimilar" in verdicts else "similar"
     )
@@ -441,6 +446,13 @@ def compare_pages(
         brand=brand,
     )
     return replace(report, reason=verdict_reason(report, params))
+
+
+def _threshold(params: SimilarityParams, brand: BrandScore | None) -> float:
+    """Return the combined threshold a pair is judged at: the question's threshold for pairs
+    not naming one brand when the brand is weighed and not named on both pages."""
+    unnamed = unnamed_threshold(params) if brand is not None and not brand.named else None
+    return params.combined_threshold if unnamed is None else max(unnamed, params.combined_threshold)
 
 
 def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
@@ -461,11 +473,14 @@ def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
         )
     judged = [r for r in report.stages if r.score is not None and r.stage in report.decided_by]
     if report.mode == "combined" and report.combined_score is not None:
-        relation = ">=" if report.combined_score >= params.combined_threshold else "<"
+        threshold = _threshold(params, report.brand)
+        relation = ">=" if report.combined_score >= threshold else "<"
         total = sum(weights[r.stage] for r in judged) or 1.0
         heaviest = max(judged, key=lambda r: weights[r.stage] * (r.score or 0.0))
         share = weights[heaviest.stage] / total
-        shared = ""
+        shared = named = ""
+        if report.brand is not None and threshold != params.combined_threshold:
+            named = " (the brand not named on both pages)"
         if report.brand is not None:
             shared = (
                 f"; brand {report.brand.score:.3f} (weight {brand_weight(params):.0%}): "
@@ -476,7 +491,7 @@ def verdict_reason(report: ComparisonReport, params: SimilarityParams) -> str:
             shared += f"; layout {layout[0].score:.3f}: {layout[0].detail}"
         return (
             f"{asked}: {report.verdict}, combined score {report.combined_score:.3f} {relation} "
-            f"threshold {params.combined_threshold:g}; {heaviest.stage} weighed most (weight "
+            f"threshold {threshold:g}{named}; {heaviest.stage} weighed most (weight "
             f"{share:.0%} of the score, {heaviest.stage} {heaviest.score:.3f}){shared}"
         )
     stated = ", ".join(
