@@ -16,6 +16,7 @@ from typing import Any
 import orjson
 
 from websim_crawler.config.distributed import DistributedParams
+from websim_crawler.core.surfacing import SurfacingEvent, journal_event
 from websim_crawler.distributed.outage import redis_client
 
 logger = logging.getLogger(__name__)
@@ -40,22 +41,22 @@ class SharedSurfacingJournal:
         server = redis_client(params.redis_url, params.socket_timeout)
         return cls(server, keys.surfacing_events, keys.surfacing_chosen)
 
-    def append(self, event: dict[str, Any]) -> None:
+    def append(self, event: SurfacingEvent) -> None:
         """Add one event at the end of the shared list."""
         self.server.rpush(self.events_key, orjson.dumps(event))
 
-    def new_events(self) -> list[dict[str, Any]]:
+    def new_events(self) -> list[SurfacingEvent]:
         """Return the events appended since this worker last read (every worker's)."""
         raw = self.server.lrange(self.events_key, self._read, -1)
         self._read += len(raw)
-        events: list[dict[str, Any]] = []
+        events: list[SurfacingEvent] = []
         for line in raw:
             try:
-                event = orjson.loads(line)
+                event = journal_event(orjson.loads(line))
             except orjson.JSONDecodeError:
                 logger.warning("surfacing journal %s: an unreadable event skipped", self.events_key)
                 continue
-            if isinstance(event, dict):
+            if event is not None:
                 events.append(event)
         return events
 

@@ -11,11 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import orjson
 
 from websim_crawler.core.params import SettingsLike
+from websim_crawler.core.surfacing import SurfacingEvent, journal_event
 from websim_crawler.frontier.jobdir_state import state_path
 
 logger = logging.getLogger(__name__)
@@ -37,7 +38,7 @@ class SurfacingJournal:
         path = state_path(settings, "surfacing", ".jsonl")
         return cls(path) if path is not None else None
 
-    def new_events(self) -> list[dict[str, Any]]:
+    def new_events(self) -> list[SurfacingEvent]:
         """Return the events an earlier run of this JOBDIR wrote, once (none for a fresh crawl:
         this process applies its own events as it writes them)."""
         if self._read:
@@ -49,22 +50,22 @@ class SurfacingJournal:
         """Claim ``query``: always granted, this process is the only one choosing."""
         return True
 
-    def _events(self) -> Iterator[dict[str, Any]]:
+    def _events(self) -> Iterator[SurfacingEvent]:
         if not self.path.is_file():
             return
         with self.path.open("rb") as handle:
             for number, line in enumerate(handle, start=1):
                 try:
-                    event = orjson.loads(line)
+                    event = journal_event(orjson.loads(line))
                 except orjson.JSONDecodeError:
                     logger.warning(
                         "surfacing journal %s: line %d unreadable, skipped", self.path, number
                     )
                     continue
-                if isinstance(event, dict):
+                if event is not None:
                     yield event
 
-    def append(self, event: dict[str, Any]) -> None:
+    def append(self, event: SurfacingEvent) -> None:
         """Write one event and flush it (the OS keeps it if the process is killed)."""
         if self._handle is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)

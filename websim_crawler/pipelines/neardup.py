@@ -10,7 +10,6 @@ atomically. The stage's contract (JOBDIR journal, failed output) is ``pipelines.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
@@ -62,7 +61,7 @@ class NearDuplicatePipeline(CollectionPipeline):
         atomic_write_json(self.output, report.to_dict())
         return report
 
-    def report(self, result: Any) -> None:
+    def report(self, result: NeardupReport) -> None:
         """Set the pair counts and log where the report is."""
         stats = self.crawler.stats
         assert stats is not None

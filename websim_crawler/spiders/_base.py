@@ -25,7 +25,7 @@ from websim_crawler.config.distributed import DistributedParams
 from websim_crawler.config.render import RenderParams
 from websim_crawler.core.crawling.refusals import RefusedUrls
 from websim_crawler.core.crawling.render_choice import PageYield, page_yield
-from websim_crawler.core.html import opened_tags_over, outgoing_links, page_title
+from websim_crawler.core.html import HtmlTree, opened_tags_over, outgoing_links, page_title
 from websim_crawler.core.page import AnalysisParams
 from websim_crawler.core.surfacing.params import SurfacingParams
 from websim_crawler.core.urls import hostname_of, origin_of
@@ -144,11 +144,11 @@ class WebsimSpider(scrapy.Spider):
         root = response.selector.root
         return page_yield(root, response.url, self.records_found(root, response, kind))
 
-    def records_found(self, root: Any, response: Response, kind: str) -> int:
+    def records_found(self, root: HtmlTree, response: Response, kind: str) -> int:
         """Return how many records a page of ``kind`` leads to (0: the spider has none)."""
         return 0
 
-    def html_root(self, response: Response) -> Any:
+    def html_root(self, response: Response) -> HtmlTree | None:
         """Return the parsed page of an HTML response, or ``None`` (counted) for anything else.
 
         A page whose markup opens more tags than ``WEBSIM_MAX_ELEMENTS`` is skipped unparsed:
@@ -191,7 +191,7 @@ class WebsimSpider(scrapy.Spider):
     def page_item(
         self,
         response: Response,
-        root: Any,
+        root: HtmlTree,
         *,
         kind: str,
         query: str | None,

@@ -42,7 +42,7 @@ from websim_crawler.core.crawling import (
     next_page,
     site_template_links,
 )
-from websim_crawler.core.html import outgoing_links, visible_text
+from websim_crawler.core.html import HtmlTree, outgoing_links, visible_text
 from websim_crawler.core.surfacing import (
     FormInput,
     search_form_inputs,
@@ -378,7 +378,7 @@ class DeepWebSpider(SearchEntrance):
         if way is not None:
             yield way
 
-    def result_records(self, root: Any, url: str, query: str | None) -> ResultRecords:
+    def result_records(self, root: HtmlTree, url: str, query: str | None) -> ResultRecords:
         """Return the records of a parsed result page (what the crawl learnt is only read)."""
         return find_records(
             root,
@@ -389,7 +389,7 @@ class DeepWebSpider(SearchEntrance):
             query=query,
         )
 
-    def records_found(self, root: Any, response: Response, kind: str) -> int:
+    def records_found(self, root: HtmlTree, response: Response, kind: str) -> int:
         """``render=auto``: a result page's records; 1 for a start page with a search form."""
         if kind == "results":
             query = response.meta.get("websim_query")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy.exceptions import CloseSpider
@@ -16,6 +16,9 @@ from websim_crawler.core.crawling import SearchForm, SearchTarget, rank_search_f
 from websim_crawler.core.surfacing import entrance_pages, opensearch_links, opensearch_template
 from websim_crawler.core.urls import is_http_url, origin_of
 from websim_crawler.spiders._base import WebsimSpider
+
+if TYPE_CHECKING:
+    from websim_crawler.core.html import HtmlTree
 
 logger = logging.getLogger(__name__)
 
@@ -41,7 +44,7 @@ class SearchEntrance(WebsimSpider):
         """Submit the queries through ``query_template`` (the spider's own)."""
         raise NotImplementedError
 
-    def look_for_entrance(self, root: Any, url: str) -> Iterator[scrapy.Request]:
+    def look_for_entrance(self, root: HtmlTree, url: str) -> Iterator[scrapy.Request]:
         """The start page has no search form: queue the places the way in may be, look."""
         self.entrance_queue = [("opensearch", found) for found in opensearch_links(root, url)]
         budget = self.surfacing_params.entrance_pages
@@ -106,7 +109,7 @@ class SearchEntrance(WebsimSpider):
         self.count_failure(failure)
         yield from self.next_entrance(self.start_url or "")
 
-    def usable_search_form(self, root: Any, url: str) -> SearchForm | None:
+    def usable_search_form(self, root: HtmlTree, url: str) -> SearchForm | None:
         """Return the best search form that submits to the crawl's own site over http(s); the
         others are skipped and counted (``javascript:`` actions, another scheme, host or port)."""
         for form in rank_search_forms(root, url):

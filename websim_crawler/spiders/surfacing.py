@@ -22,6 +22,7 @@ from websim_crawler.core.surfacing import (
     FormPlan,
     QueryPlanner,
     ResultCount,
+    SurfacingEvent,
     SurfacingParams,
     record_key,
     record_snippets,
@@ -154,7 +155,7 @@ class Surfacing:
                 why,
             )
 
-    def _apply(self, event: dict[str, Any]) -> None:
+    def _apply(self, event: SurfacingEvent) -> None:
         """Apply one event (this process's, a resumed run's or another worker's)."""
         assert self.planner is not None
         self.planner.replay([event])
@@ -186,7 +187,7 @@ class Surfacing:
             for event in self.journal.new_events():
                 self._apply(event)
 
-    def _emit(self, event: dict[str, Any]) -> None:
+    def _emit(self, event: SurfacingEvent) -> None:
         """Record an event: applied and journaled; through the shared journal with Redis, so
         every worker applies the events in one order."""
         if self._shared:  # (a worker may fetch others' result pages before its own start page)
@@ -296,6 +297,6 @@ class Surfacing:
         else:
             logger.info("deepweb surfacing: %s", planner.summary())
 
-    def _journal(self, event: dict[str, Any]) -> None:
+    def _journal(self, event: SurfacingEvent) -> None:
         if self.journal is not None:
             self.journal.append(event)

@@ -17,6 +17,7 @@ from .metadata import (
 )
 from .parsing import (
     NO_LIMITS,
+    HtmlTree,
     ParseLimits,
     check_page_size,
     opened_tags_over,
@@ -31,6 +32,7 @@ __all__ = [
     "DOUBTFUL",
     "NO_LIMITS",
     "DecodedPage",
+    "HtmlTree",
     "ParseLimits",
     "check_page_size",
     "declared_language",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import lxml.etree
 import lxml.html
@@ -60,6 +60,10 @@ class ParseLimits:
 
 NO_LIMITS = ParseLimits()
 
+HtmlTree: TypeAlias = lxml.etree._Element
+"""A parsed page: the root element ``parse_plain_tree`` returns (``parse_html``'s
+``HtmlElement`` is one too); the type of every tree that is passed on instead of parsed again."""
+
 
 def check_page_size(html: str | bytes, limits: ParseLimits) -> None:
     """Raise ``PageError("too_large")`` when the page is over ``limits.max_bytes``."""
@@ -88,7 +92,7 @@ def parse_plain_tree(
     encoding: str | None = None,
     content_type: str | None = None,
     limits: ParseLimits = NO_LIMITS,
-) -> lxml.etree._Element:
+) -> HtmlTree:
     """Parse a page like ``parse_html`` into plain ``lxml.etree`` elements (faster to walk).
 
     ``lxml.html`` looks up a Python element class for every element it hands out; the page

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 
@@ -48,6 +48,29 @@ from websim_crawler.errors import PageError
 logger = logging.getLogger(__name__)
 
 
+# One pair as the report writes it (``class`` is a Python keyword, hence the call form).
+NeardupPairRecord = TypedDict(
+    "NeardupPairRecord",
+    {
+        "a": str,
+        "b": str,
+        "class": str,
+        "relation": str,
+        "overlap": float,
+        "inclusion": float,
+        "shared_sentences": int,
+    },
+)
+
+
+class NeardupReportRecord(TypedDict):
+    """The report as ``websim neardup`` and the pipeline write it."""
+
+    pairs: list[NeardupPairRecord]
+    identical_groups: list[list[str]]
+    stats: dict[str, Any]
+
+
 @dataclass(frozen=True)
 class NeardupPair:
     """Two pages sharing selected sentences, with their class and relation."""
@@ -60,7 +83,7 @@ class NeardupPair:
     inclusion: float
     shared_sentences: int
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> NeardupPairRecord:
         """Return the pair in the report's schema (``class`` is a Python keyword here)."""
         return {
             "a": self.a,
@@ -83,7 +106,7 @@ class NeardupReport:
     # reported once as a group, whether or not their sentences are too frequent to pair.
     identical_groups: list[list[str]] = field(default_factory=list)
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> NeardupReportRecord:
         """Return the report as JSON-safe data."""
         return {
             "pairs": [pair.to_dict() for pair in self.pairs],

@@ -6,9 +6,12 @@ import dataclasses
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 from websim_crawler.core.page.segment import Segment
+
+if TYPE_CHECKING:
+    from websim_crawler.core.html import HtmlTree
 
 KEPT, NOISE, DUPLICATE, CONTAINER = "kept", "noise", "duplicate", "container"
 # Which chunk records an analysis builds and a record holds (``WEBSIM_CHUNK_DETAIL``).
@@ -94,7 +97,7 @@ class PageAnalysis:
     keyword_stems: dict[str, int] = dataclasses.field(default_factory=dict)
     # The page's tree as the parser gave it (``analyse_page(keep_tree=True)``), for the features
     # derived from the same parse (the similarity's layout); not part of the record.
-    tree: Any = dataclasses.field(default=None, repr=False, compare=False)
+    tree: HtmlTree | None = dataclasses.field(default=None, repr=False, compare=False)
 
     def to_dict(self, chunk_detail: str = "full") -> AnalysisRecord:
         """Return the record as JSON-safe data (what ``dataclasses.asdict`` gives, built directly:

@@ -9,30 +9,11 @@ from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
-from websim_crawler.core.reference_index.index import ReferenceIndex
+from websim_crawler.core.reference_index.index import MatchedReference, ReferenceIndex
 from websim_crawler.core.similarity.comparison import PageFeatures
 from websim_crawler.core.similarity.params import SimilarityRecord
 from websim_crawler.core.similarity.portable import features_from_dict
 from websim_crawler.errors import InputFormatError, PageError
-
-
-class BrandFeatures(TypedDict):
-    """The brand score of a ``MatchedReference`` and the features that decided it."""
-
-    score: float
-    features: str
-
-
-class MatchedReference(TypedDict):
-    """One reference of a ``MatchLine`` (``Match.to_dict``)."""
-
-    url: str
-    score: float | None
-    verdict: str
-    decided_by: list[str]
-    stages: dict[str, float | None]
-    brand: BrandFeatures | None  # the brand features both share, when the question weighs them
-    reason: str  # one line: why the verdict is what it is, and what decided it
 
 
 class MatchLine(TypedDict):
@@ -66,7 +47,7 @@ def match_line(
     line = MatchLine(
         url=page.url,
         question=index.asked(question).question,
-        matches=[MatchedReference(**match.to_dict()) for match in matches],  # type: ignore[typeddict-item]
+        matches=[match.to_dict() for match in matches],
     )
     if page.problems:
         line["problems"] = list(page.problems)

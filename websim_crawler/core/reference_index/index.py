@@ -30,7 +30,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import numpy as np
 import orjson
@@ -88,6 +88,25 @@ NEIGHBOURS = 64
 RANKING_STAGES = (*SKETCHED_STAGES, "links")
 
 
+class BrandFeatures(TypedDict):
+    """The brand score of a ``MatchedReference`` and the features that decided it."""
+
+    score: float
+    features: str
+
+
+class MatchedReference(TypedDict):
+    """One reference (``Match.to_dict``) of a ``MatchLine``."""
+
+    url: str
+    score: float | None
+    verdict: str
+    decided_by: list[str]
+    stages: dict[str, float | None]
+    brand: BrandFeatures | None  # the brand features both share, when the question weighs them
+    reason: str  # one line: why the verdict is what it is, and what decided it
+
+
 @dataclass(frozen=True)
 class Match:
     """One reference a page was compared with: its combined score, verdict and stage scores."""
@@ -100,7 +119,7 @@ class Match:
     brand: BrandScore | None = None  # the brand features both share (weighed by the question)
     reason: str = ""  # one line: why the verdict is what it is, and what decided it
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> MatchedReference:
         """Return a JSON-safe form."""
         return {
             "url": self.url,

@@ -18,13 +18,16 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 from urllib.request import url2pathname
 
 from PIL import Image, UnidentifiedImageError
 
 from websim_crawler.core.similarity.rarity import rarity_weight
+
+if TYPE_CHECKING:
+    from websim_crawler.core.html import HtmlTree
 
 # Bounds of one page's identity, each counted in ``BrandIdentity.limits_hit`` when hit.
 MAX_ELEMENTS = 20_000  # elements read
@@ -170,7 +173,7 @@ def _host(url: str) -> str:
     return host
 
 
-def brand_identity(root: Any, folder: Path | None = None) -> BrandIdentity:
+def brand_identity(root: HtmlTree, folder: Path | None = None) -> BrandIdentity:
     """Collect the brand words of a parsed page (lxml root) and hash its image files found in
     ``folder`` (the saved page's own folder; files outside it are never read)."""
     found: dict[str, set[str]] = {}

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
-from websim_crawler.core.html import outgoing_links, stated_url
+from websim_crawler.core.html import HtmlTree, outgoing_links, stated_url
 from websim_crawler.core.page import AnalysisParams, PageAnalysis, analyse_page
 from websim_crawler.core.similarity.brand import (
     BrandIdentity,
@@ -91,7 +91,7 @@ def page_features(
     screenshot: bytes | None = None,
     params: SimilarityParams | None = None,
     analysis_params: AnalysisParams | None = None,
-    tree: Any = None,
+    tree: HtmlTree | None = None,
 ) -> PageFeatures:
     """Parse a page once; missing keywords and links are taken from the page analysis.
 
@@ -184,7 +184,7 @@ def features_from_item(
     item: Mapping[str, Any],
     params: SimilarityParams | None = None,
     analysis_params: AnalysisParams | None = None,
-    tree: Any = None,
+    tree: HtmlTree | None = None,
 ) -> PageFeatures:
     """Build features from a crawl item (``html``, ``links``, ``keyword_stems``, ``screenshot``);
     ``tree``: the item's page as already parsed (``page_features``)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.core.clustering.params import ClusterRecord
 from websim_crawler.core.neardup.params import NeardupParams, NeardupRecord
@@ -23,6 +23,9 @@ from websim_crawler.core.page import (
 )
 from websim_crawler.core.similarity.params import SimilarityParams, SimilarityRecord
 from websim_crawler.errors import PageError
+
+if TYPE_CHECKING:
+    from websim_crawler.core.html import HtmlTree
 
 # The stages' modules (layout measures, clustering, sentence index) are imported by the functions
 # that use them: a crawl without a stage imports none of them (scipy, Pillow, POT ...).
@@ -74,7 +77,7 @@ def prepare_record(
     *,
     analysed: bool = False,
     site_memory: SiteTemplateMemory | TemplateSnapshot | None = None,
-    tree: Any = None,
+    tree: HtmlTree | None = None,
 ) -> StageRecord:
     """Return what the enabled stages' ``add`` read of ``record``, JSON-safe.
 

@@ -1,6 +1,6 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
-from .answers import CoveragePoint, QueryLogEntry
+from .answers import CoveragePoint, QueryLogEntry, SurfacingEvent, journal_event
 from .counts import ResultCount, result_count, result_count_of_text
 from .curve import coverage_png
 from .entrance import (
@@ -25,11 +25,13 @@ __all__ = [
     "QueryPlanner",
     "ResultCount",
     "SizeEstimate",
+    "SurfacingEvent",
     "SurfacingParams",
     "chao_estimate",
     "coverage_png",
     "entrance_pages",
     "form_inputs",
+    "journal_event",
     "opensearch_links",
     "opensearch_template",
     "record_key",

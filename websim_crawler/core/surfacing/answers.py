@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TypedDict
+from typing import Literal, NotRequired, TypedDict, cast
 
 _MIN_CAP_EVIDENCE = 2  # answers that stop at one length before it is taken as the site's cap
 _MIN_PAGER_CAP_EVIDENCE = 3  # the same, from the pager's end alone (no counts stated)
@@ -21,6 +21,34 @@ class QueryLogEntry(TypedDict):
     pages: int
     capped: bool
     failed: bool
+
+
+class EventCounts(TypedDict):
+    """The counts a result page states, as a ``page`` event keeps them (``ResultCount``)."""
+
+    matches: int | None
+    shown_cap: int | None
+    total: int | None
+
+
+class SurfacingEvent(TypedDict):
+    """One event of a surfacing crawl's journal (a JOBDIR line, an item of the Redis list), as
+    the spider writes it and ``QueryPlanner.replay`` reads it back: ``event`` says which."""
+
+    event: Literal["chosen", "page", "record_terms", "failed", "finished"]
+    query: NotRequired[str]  # every event but ``record_terms``
+    records: NotRequired[dict[str, str]]  # page: record key -> its snippet
+    count: NotRequired[EventCounts]  # page
+    has_next: NotRequired[bool]  # page
+    entries: NotRequired[int]  # page: results listed
+    key: NotRequired[str]  # record_terms: the record
+    words: NotRequired[list[str]]  # record_terms: its page's keywords
+
+
+def journal_event(value: object) -> SurfacingEvent | None:
+    """Return a journal item's decoded JSON as an event, ``None`` when it is no JSON object
+    (skipped by the journals' readers)."""
+    return cast("SurfacingEvent", value) if isinstance(value, dict) else None
 
 
 @dataclass
@@ -45,6 +73,18 @@ class Asked:
         """Return how many results the answer listed, in the unit a site counts its matches
         in (Sphinx lists a page once per matching section and counts each)."""
         return max(len(self.records), self.entries)
+
+    def log_entry(self, capped: bool) -> QueryLogEntry:
+        """Return the query with what it brought, as the stats and report show it."""
+        return QueryLogEntry(
+            query=self.query,
+            new=self.new,
+            shown=len(self.records),
+            matches=self.matches,
+            pages=self.pages,
+            capped=capped,
+            failed=self.failed,
+        )
 
 
 @dataclass(frozen=True)

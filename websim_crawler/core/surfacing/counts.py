@@ -8,13 +8,12 @@ Pure: reads the visible text of an ``lxml.html`` tree. Search applications word 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from lxml import etree
 
 from websim_crawler.core.html import visible_text
+from websim_crawler.core.surfacing.answers import EventCounts
 
 _TEXT_CHARS = 20_000  # characters of a page's visible text looked at (counts sit near the top)
 _NUMBER = r"(\d{1,3}(?:[,.\u00a0\u202f ]\d{3})+|\d+)"
@@ -55,10 +54,11 @@ class ResultCount:
     database_total: int | None = None
 
     @classmethod
-    def of_event(cls, count: Mapping[str, Any] | None) -> ResultCount:
+    def of_event(cls, count: EventCounts | None) -> ResultCount:
         """Return the counts a journaled result page event keeps (``matches``, ``shown_cap``,
         ``total``)."""
-        count = count or {}
+        if count is None:
+            return cls()
         return cls(count.get("matches"), count.get("shown_cap"), count.get("total"))
 
 

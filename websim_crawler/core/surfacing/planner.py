@@ -29,7 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from websim_crawler.core.surfacing.answers import Asked, CoveragePoint, QueryLogEntry, observed_cap
+from websim_crawler.core.surfacing.answers import (
+    Asked,
+    CoveragePoint,
+    QueryLogEntry,
+    SurfacingEvent,
+    observed_cap,
+)
 from websim_crawler.core.surfacing.bands import BandYields, band_of, bands_of
 from websim_crawler.core.surfacing.counts import ResultCount
 from websim_crawler.core.surfacing.estimate import SizeEstimate, chao_estimate, stated_estimate
@@ -320,18 +326,8 @@ class QueryPlanner:
 
     def query_log(self) -> list[QueryLogEntry]:
         """Return every asked query with what it brought, in the order they were chosen."""
-        return [
-            QueryLogEntry(
-                query=asked.query,
-                new=asked.new,
-                shown=len(asked.records),
-                matches=asked.matches,
-                pages=asked.pages,
-                capped=self._was_capped(asked),
-                failed=asked.failed,
-            )
-            for asked in (self._asked[query] for query in self._order)
-        ]
+        answers = (self._asked[query] for query in self._order)
+        return [asked.log_entry(self._was_capped(asked)) for asked in answers]
 
     def summary(self) -> str:
         """Return the end-of-crawl line: reached, queries, pages, estimate, why it stopped."""
@@ -576,7 +572,7 @@ class QueryPlanner:
         asked = np.fromiter(self._asked_stem_ids, dtype=np.int64)
         return ~np.isin(self._term_stem_ids[:count], asked)
 
-    def replay(self, events: Iterable[Mapping[str, Any]]) -> None:
+    def replay(self, events: Iterable[SurfacingEvent]) -> None:
         """Rebuild the planner from the events a crawl logged (``event`` dicts, see
         ``core.surfacing.journal``): a resumed crawl knows what it asked and reached."""
         for event in events:
