@@ -6,11 +6,17 @@ The core's decisions are driven over HTTP on loopback (tests/support/surfacing_d
 spider's calls without Scrapy); held-out databases (not tuned on) are marked.
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/surfacing.py [--queries 100] [--out bench-out]
+
+``--headroom K`` asks instead what the crawl's choice of words leaves on the sites that show
+only the first 20 matches: from the crawl's own state after K queries, the rest of the budget
+spent by the crawl, by a chooser told how many unseen records hold each word it knows (what the
+site's count says only once the word is asked), and by an oracle that knows every answer.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from pathlib import Path
 
@@ -43,11 +49,66 @@ def curve(site: HiddenDatabaseSite, planner: QueryPlanner) -> list[tuple[float, 
     return points
 
 
+def listed(site: HiddenDatabaseSite, term: str, limit: int) -> set[int]:
+    """Return the positions of the records the site shows for ``term`` (its first ``limit``)."""
+    order = sorted(site.index[term], reverse=site.spec.listed == "newest")
+    return set(order[:limit])
+
+
+def told_unseen_counts(site: HiddenDatabaseSite, reached: set[int], term: str, limit: int) -> float:
+    """Return the unseen records ``term`` shows, were the chooser told how many unseen records
+    hold it: all of them when its answer is whole, else that many times the share of unseen
+    records listed before its last shown match (spread evenly: which ones it is not told)."""
+    postings = site.index[term]
+    unseen_holding = sum(1 for position in postings if position not in reached)
+    if unseen_holding == 0 or len(postings) <= limit:
+        return float(unseen_holding)
+    newest = site.spec.listed == "newest"
+    end = sorted(postings, reverse=newest)[limit - 1]
+    unseen = [position for position in range(len(site.records)) if position not in reached]
+    before = sum(1 for position in unseen if (position >= end if newest else position <= end))
+    return unseen_holding * before / len(unseen)
+
+
+def headroom(start: int, budget: int) -> None:
+    """Print, per capped-at-20 database, what the budget's last queries reach three ways."""
+    print(f"| database | after {start} queries | crawl at {budget} | told unseen counts | oracle |")
+    print("|---|---:|---:|---:|---:|")
+    for spec in gallery():
+        if spec.form != "simple" or spec.cap != 20:
+            continue
+        with HiddenDatabaseSite(dataclasses.replace(spec, entrance="form")) as site:
+            early = surface(site.url, params=SurfacingParams(max_queries=start))
+            crawl = surface(site.url, params=SurfacingParams(max_queries=budget))
+        position = {record.id: index for index, record in enumerate(site.records)}
+        reached = {position[found] for found in reached_ids(site, early)}
+        known = [word for word in early._terms if word in site.index and word not in site.stops]
+        reach = {}
+        for name in ("told", "oracle"):
+            held, words = set(reached), list(known)
+            for _ in range(budget - start):
+                if name == "told":
+                    word = max(words, key=lambda w: told_unseen_counts(site, held, w, spec.cap))
+                else:
+                    word = max(words, key=lambda w: len(listed(site, w, spec.cap) - held))
+                held |= listed(site, word, spec.cap)
+                words.remove(word)
+            reach[name] = len(held)
+        print(
+            f"| {spec.name} | {len(reached)} | {len(reached_ids(site, crawl))} | "
+            f"{reach['told']} | {reach['oracle']} |"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--out", type=Path, default=Path("bench-out/surfacing"))
+    parser.add_argument("--headroom", type=int, metavar="K", help="see the module docstring")
     arguments = parser.parse_args()
+    if arguments.headroom is not None:
+        headroom(arguments.headroom, arguments.queries)
+        return
     arguments.out.mkdir(parents=True, exist_ok=True)
     budget = arguments.queries
     print(
