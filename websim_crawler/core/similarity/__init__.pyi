@@ -29,7 +29,7 @@ from .links import (
     predecessor_similarity,
     successor_similarity,
 )
-from .pairs import SimilarPairs, find_similar_pairs
+from .pairs import SimilarPair, SimilarPairs, find_similar_pairs
 from .params import SimilarityParams
 from .structure import (
     get_classes,
@@ -62,6 +62,7 @@ __all__ = [
     "PageFeatures",
     "ParsedDocument",
     "SetSimilarity",
+    "SimilarPair",
     "SimilarPairs",
     "SimilarityParams",
     "StageCombiner",

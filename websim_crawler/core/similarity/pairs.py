@@ -18,7 +18,7 @@ import logging
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from datasketch import MinHash, MinHashLSH
 
@@ -38,6 +38,22 @@ from websim_crawler.core.urls import page_key
 logger = logging.getLogger(__name__)
 
 
+class PairScores(TypedDict):
+    """What judged a pair similar: its combined score and each stage's (or the template
+    classes') score; ``None`` where a mode or a stage gives none (a cascade, a page without
+    links)."""
+
+    combined_score: float | None
+    scores: dict[str, float | None]
+
+
+class SimilarPair(PairScores):
+    """One similar pair of a collection, by its pages' URLs (``None``: a page without one)."""
+
+    url_1: str | None
+    url_2: str | None
+
+
 @dataclass(frozen=True)
 class SimilarPairs:
     """The similar pairs of a collection, its groups, and how many pairs were looked at."""
@@ -46,7 +62,7 @@ class SimilarPairs:
     candidate_pairs: int
     all_pairs: int
     blocking: str
-    pairs: tuple[dict[str, Any], ...]
+    pairs: tuple[SimilarPair, ...]
     question: str = "custom"
     # Pages grouped by shared similar pages (``page_groups``), largest first; pages in no group
     # are counted in ``ungrouped`` and listed, in input order, in ``ungrouped_pages``.
@@ -224,7 +240,7 @@ def _with_identical_pages(groups: list[list[int]], identical: list[list[int]]) -
     return sorted(merged, key=lambda group: (-len(group), group[0]))
 
 
-PairJudge = Callable[[int, int], dict[str, Any] | None]
+PairJudge = Callable[[int, int], PairScores | None]
 
 
 def _pair_judge(
@@ -241,14 +257,14 @@ def _pair_judge(
     """
     idf = InverseDocumentFrequency.fit(page.keywords for page in pages)
 
-    def by_stages(first: int, second: int) -> dict[str, Any] | None:
+    def by_stages(first: int, second: int) -> PairScores | None:
         report = compare_pages(pages[first], pages[second], params.pairs_mode, params, idf)
         if report.verdict != "similar":
             return None
         scores = {r.stage: r.score for r in report.stages}
         if report.decided_by == (TEMPLATE_CLASSES,):
             scores[TEMPLATE_CLASSES] = report.combined_score
-        return {"combined_score": report.combined_score, "scores": scores}
+        return PairScores(combined_score=report.combined_score, scores=scores)
 
     stages = tuple(
         stage
@@ -264,14 +280,14 @@ def _pair_judge(
     classes = [None if page.document is None else page.document.classes for page in pages]
     chrome = chrome_classes(names for names in classes if names is not None)
 
-    def by_template_classes(first: int, second: int) -> dict[str, Any] | None:
+    def by_template_classes(first: int, second: int) -> PairScores | None:
         one, other = classes[first], classes[second]
         if not one or not other:  # no document (HTML dropped), no classes
             return by_stages(first, second)
         score = template_class_similarity(one, other, chrome)
         if score < threshold:
             return None
-        return {"combined_score": score, "scores": {TEMPLATE_CLASSES: score}}
+        return PairScores(combined_score=score, scores={TEMPLATE_CLASSES: score})
 
     return by_template_classes, (TEMPLATE_CLASSES,)
 
@@ -323,14 +339,15 @@ def find_similar_pairs(
     )
     attach_predecessors(pages)
     judge, decided_by = _pair_judge(pages, params)
-    similar: list[dict[str, Any]] = []
+    similar: list[SimilarPair] = []
     linked: list[tuple[int, int]] = []
     for first, second in progress(candidates) if progress else candidates:
         scores = judge(first, second)
         if scores is None:
             continue
         linked.append((first, second))
-        similar.append({"url_1": pages[first].url, "url_2": pages[second].url, **scores})
+        url_1, url_2 = pages[first].url, pages[second].url
+        similar.append(SimilarPair(url_1=url_1, url_2=url_2, **scores))
     similar.sort(key=lambda pair: -(pair["combined_score"] or 0.0))
     groups = _with_identical_pages(page_groups(count, linked), identical)
     return SimilarPairs(
