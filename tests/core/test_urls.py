@@ -15,6 +15,7 @@ from websim_crawler.core.urls import (
     absolute_url,
     host_port_of,
     hostname_of,
+    name_labels_of,
     normalize_url,
     page_key,
     registered_domain_of,
@@ -78,6 +79,25 @@ def test_three_senses_of_site() -> None:
     assert registered_domain_of("http://[::1]:8001/x") == "::1"
     assert host_port_of("http://[::1]:8001/x") == "[::1]:8001"
     assert host_port_of("https://x.org:443/") == host_port_of("http://www.x.org/") == "x.org"
+
+
+@pytest.mark.parametrize(
+    ("host", "labels"),
+    [
+        ("accounts.spotify.com", "accounts.spotify"),
+        ("VK.COM.", "vk"),
+        ("news.bbc.co.uk", "news.bbc"),  # a two-label public suffix
+        ("alice.github.io", "alice"),  # a private suffix names no one either
+        ("www.newsnation.in", "www.newsnation"),
+        ("co.uk", ""),  # a bare suffix
+        ("localhost", ""),
+        ("127.0.0.1", ""),
+        ("::1", ""),
+        ("", ""),
+    ],
+)
+def test_name_labels_are_a_host_without_its_public_suffix(host: str, labels: str) -> None:
+    assert name_labels_of(host) == labels
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,9 @@ A "site" has three senses here, each with its own name:
 * ``registered_domain_of``: the domain a name was registered under by the Public Suffix List
   (``news.example.co.uk`` -> ``example.co.uk``), the site of the near-duplicate relations.
 
+``name_labels_of`` is the other half of a host: its labels without the public suffix
+(``news.example.co.uk`` -> ``news.example``), the words a brand names itself by.
+
 All three are lower-cased and drop a leading ``www.``; a URL without a host, or one that cannot
 be split (an unclosed IPv6 bracket, a port out of range), has the site ``""``.
 """
@@ -227,6 +230,19 @@ def registered_domain_of(url: str | None) -> str:
     except ValueError:
         return (_public_suffixes().privatesuffix(host) or host) if host else ""
     return host
+
+
+def name_labels_of(host: str) -> str:
+    """Return a host name without its public suffix by the Public Suffix List (``accounts.
+    spotify.com`` -> ``accounts.spotify``, ``bbc.co.uk`` -> ``bbc``): a registry's suffix names
+    no one. An IP address, a bare suffix or a single-label name gives ``""``."""
+    host = host.lower().rstrip(".")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        suffix = _public_suffixes().publicsuffix(host) if host else None
+        return host[: -len(suffix) - 1] if suffix and host.endswith("." + suffix) else ""
+    return ""
 
 
 @cache

@@ -168,7 +168,7 @@ def test_a_format_4_index_without_template_counts_is_refused_in_one_line(tmp_pat
         ReferenceIndex.load(tmp_path / "refs.idx")
     message = str(refused.value)
     assert "\n" not in message
-    assert "format 4" in message and "reads format 5" in message and "rebuild" in message
+    assert "format 4" in message and "reads format 6" in message and "rebuild" in message
 
 
 def test_an_index_built_with_other_feature_settings_is_refused(tmp_path: Path) -> None:

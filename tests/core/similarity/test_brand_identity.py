@@ -152,14 +152,18 @@ def test_the_explanation_names_the_words_their_places_and_the_image_distance() -
     assert BrandIdentity.from_dict(page.to_dict()) == page
 
 
+def identity_of(html: bytes) -> BrandIdentity:
+    """Return the brand identity of a page given as HTML (no folder: no image read)."""
+    return brand_identity(lxml.html.fromstring(html))
+
+
 def test_a_page_names_its_brand_by_a_title_word_that_stands_in_its_addresses() -> None:
-    page = lxml.html.fromstring(
+    identity = identity_of(
         b"<html><head><title>Storm in Acme county - Zenith</title>"
         b'<link rel="icon" href="https://static.zenith.example/favicon.ico"></head><body>'
         b'<svg><title>Share on Nimbus</title></svg><a href="https://nimbus.example/">n</a>'
         b'<img src="img/acme-map.png" alt="map"></body></html>'
     )
-    identity = brand_identity(page)
     assert "title" not in identity.words["nimbus"]  # an SVG icon's title is not the page's
     # zenith (title, favicon host) and acme (title, image file) name it; storm is a headline word
     assert brand.names(identity) == {"zenith", "acme"}
@@ -170,12 +174,39 @@ def test_a_page_names_its_brand_by_a_title_word_that_stands_in_its_addresses() -
     assert rarity.name_weight("zenith") < brand.NAME_RARITY <= rarity.name_weight("other")
 
 
+def test_host_words_leave_out_the_public_suffix_and_two_letter_subdomains() -> None:
+    identity = identity_of(
+        b"<html><head><title>Log in | Acme</title></head><body>"
+        b'<a href="https://in.acme.co.uk/help">help</a><a href="https://news.nimbus.in/">n</a>'
+        b'<form action="https://login.acme.com.br/session"></form></body></html>'
+    )
+    assert identity.words["acme"] == ("form host", "link host", "title")
+    assert identity.words["nimbus"] == ("link host",)
+    assert identity.words["news"] == ("link host",)  # a subdomain of three letters or more
+    # "in" is the title's word only: the .in suffix and the in. subdomain name no one
+    assert identity.words["in"] == ("title",)
+    assert not {"co", "uk", "br"} & identity.words.keys()
+    assert brand.names(identity) == {"acme", "login"}
+
+
+def test_only_a_logo_or_favicon_file_name_names_a_brand_not_its_folders_or_styles() -> None:
+    # a page saved by a browser keeps its files in "<title>_files/": its title again
+    identity = identity_of(
+        b"<html><head><title>Login - Zenith</title>"
+        b'<link rel="stylesheet" href="Login_files/zenith.css">'
+        b'<link rel="icon" href="Login_files/favicon.ico"></head><body>'
+        b'<img src="https://cdn.example/images/login/zenith-logo.png"></body></html>'
+    )
+    assert identity.words["login"] == ("asset path", "title")  # folders only
+    assert identity.words["zenith"] == ("asset path", "image file", "title")
+    assert brand.names(identity) == {"zenith"}  # by its logo file, not its stylesheet
+
+
 def test_a_two_letter_name_counts_in_the_title_and_hosts_only() -> None:
-    page = lxml.html.fromstring(
+    identity = identity_of(
         b'<html><head><title>Log in | VK</title></head><body class="vk-ui">'
         b'<img src="img/vk.png" alt="VK"><a href="https://m.vk.com/join">Join</a></body></html>'
     )
-    identity = brand_identity(page)
     assert identity.words["vk"] == ("link host", "title")  # not the alt text, class or file
     assert brand.names(identity) == {"vk"}
     assert "vk" not in brand.brand_words("VK logo.png")

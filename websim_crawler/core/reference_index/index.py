@@ -57,8 +57,9 @@ __version__ = websim_crawler.__version__  # written into the index file
 # The index file's layout; a file of another format is refused (rebuild it with websim index).
 # 2: links in postings, no links sketch; 3: class names kept for every layout measure;
 # 4: each reference's brand identity (words and image hashes, brand.json); 5: how many
-# references have each template feature and link (template-hashes.npy, template-counts.npy)
-INDEX_FORMAT = 5
+# references have each template feature and link (template-hashes.npy, template-counts.npy);
+# 6: brand words of hosts without their public suffix, of files without their folders
+INDEX_FORMAT = 6
 # Settings the stored features depend on: a query built with other values would be compared
 # unlike with like, so an index built with other values is refused.
 FEATURE_SETTINGS = {

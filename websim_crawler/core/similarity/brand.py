@@ -25,6 +25,7 @@ from urllib.request import url2pathname
 from PIL import Image, UnidentifiedImageError
 
 from websim_crawler.core.similarity.rarity import rarity_weight
+from websim_crawler.core.urls import name_labels_of
 
 if TYPE_CHECKING:
     from websim_crawler.core.html import HtmlTree
@@ -63,13 +64,14 @@ PLACE_WEIGHTS = {
     "class/id": 0.5,
 }
 # A page names its brand by a word in its document title or form host that also stands in one
-# of its addresses (a host, or the name of a logo, favicon or asset file): a brand's name is in
-# its domains and files, a headline word is not. The brand question judges a pair below its
-# threshold for unnamed pairs only when both pages name one brand by a word few references name
-# themselves by, which a publisher's sister sites (one template and assets, their own names) do
-# not.
+# of its addresses (a host, or the file name of a logo, favicon or image; not a folder or the
+# path of a stylesheet or script, ``Login_files/login.css``): a brand's name is in its domains
+# and logo files, a headline word or a page's machinery is not. The brand question judges a
+# pair below its threshold for unnamed pairs only when both pages name one brand by a word few
+# references name themselves by, which a publisher's sister sites (one template and assets,
+# their own names) do not.
 NAME_PLACES = frozenset(["title", "form host"])
-ADDRESS_PLACES = frozenset(["link host", "form host", "image file", "favicon", "asset path"])
+ADDRESS_PLACES = frozenset(["link host", "form host", "image file", "favicon"])
 # Where a two-letter word is a brand's name (VK, HP) rather than a word of a sentence or path.
 SHORT_NAME_PLACES = frozenset(["title", "form host", "link host"])
 NAME_RARITY = 0.5  # the least ``BrandRarity.name_weight`` of a word that names a brand
@@ -165,12 +167,16 @@ def brand_words(text: str, shortest: int = 3) -> list[str]:
     ]
 
 
-def _host(url: str) -> str:
+def _host_labels(url: str) -> str:
+    """Return the host of a URL without its public suffix (``com``, ``co.uk`` and ``in`` name a
+    registry, not a brand) and without its subdomains of two letters (``in.``, ``m.``: a
+    language or a device; a two-letter brand owns its domain, ``vk.com``)."""
     try:
         host = urlsplit(url.strip()).hostname or ""
     except ValueError:
         return ""
-    return host
+    *subdomains, registered = name_labels_of(host).split(".")
+    return ".".join([label for label in subdomains if len(label) > 2] + [registered])
 
 
 def brand_identity(root: HtmlTree, folder: Path | None = None) -> BrandIdentity:
@@ -192,10 +198,14 @@ def brand_identity(root: HtmlTree, folder: Path | None = None) -> BrandIdentity:
     def add_path(path: str | None, place: str) -> None:
         if not path or path.startswith("data:"):
             return
-        host = _host(path) if "//" in path else ""
+        host = _host_labels(path) if "//" in path else ""
         add(host, "link host" if place == "asset path" else place)
         file_path = urlsplit(path).path if "//" in path else path.split("?")[0]
-        add(" ".join(part for part in file_path.split("/") if not _HASHED.match(part)), place)
+        *folders, name = [part for part in file_path.split("/") if not _HASHED.match(part)] or [""]
+        # a logo's or favicon's own file name is the brand's; its folders are the site's (a
+        # saved page's ``Login_files/`` is its title again)
+        add(" ".join(folders), "asset path")
+        add(name, place)
 
     for count, element in enumerate(root.iter()):
         if count >= MAX_ELEMENTS:
@@ -220,9 +230,9 @@ def brand_identity(root: HtmlTree, folder: Path | None = None) -> BrandIdentity:
             if _META_NAMES.match(name):
                 add(get("content"), "meta")
         elif tag == "form":
-            add(_host(get("action") or ""), "form host")
+            add(_host_labels(get("action") or ""), "form host")
         elif tag == "a" and "//" in (get("href") or ""):
-            add(_host(get("href") or ""), "link host")
+            add(_host_labels(get("href") or ""), "link host")
         elif tag == "link":
             relation = (get("rel") or "").lower()
             place = "favicon" if "icon" in relation else "asset path"
