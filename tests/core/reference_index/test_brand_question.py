@@ -169,3 +169,56 @@ def test_a_kit_page_naming_the_brand_in_its_title_and_logo_file_is_similar() -> 
     assert (best.score or 0.0) < 0.5745  # not similar by its looks alone
     assert best.brand.names == ("acme",) and best.verdict == "similar"
     assert "named on both by: acme" in best.reason
+
+
+def vk_named(page: str, title: str, link: str) -> str:
+    """Return a page with its title replaced and a link added (naming a brand, or not)."""
+    page = page.replace("<title>Sign in</title>", f"<title>{title}</title>")
+    return page.replace("<body>", f'<body><a href="{link}">more</a>')
+
+
+def test_a_reference_named_like_the_page_ranks_first_whatever_it_scores(tmp_path: Path) -> None:
+    # The page is another kit's copy of bravo's form, but it names VK (its title and its link
+    # to vk.com), as VK's own page does: VK's page comes first, bravo's scores higher. At one
+    # candidate, VK's page is compared only because its brand names it.
+    index = ReferenceIndex(match=MatchParams(candidates=1, margin=0.0))
+    for brand in ("alpha", "gamma", "bravo"):
+        assert index.add(page_features(own_page(brand), url=f"https://{brand}.example/")) is None
+    # VK's page says much else: one shared name is one word of many in the brand score
+    sections = " ".join(f"topic{a}{b}" for a in "abcdefg" for b in "abcdefg")
+    vk = vk_named(own_page("social"), "VK", "https://vk.com/about")
+    vk = vk.replace("<body>", f"<body><h2>{sections}</h2>")
+    assert index.add(page_features(vk, url="https://vk.example/")) is None
+    named = page_features(
+        vk_named(kit_page("kitz", "bravo"), "Log in | VK", "https://m.vk.com/join"),
+        url="https://suspicious.example/",
+    )
+    vk_number, bravo_number = index.urls.index("https://vk.example/"), 2
+    assert index.candidates(named, index.asked("brand"), top=1) == [bravo_number, vk_number]
+    index.save(tmp_path / "refs.idx")  # the names are read back with the identities
+    loaded = ReferenceIndex.load(tmp_path / "refs.idx", match=index.match)
+    assert loaded.candidates(named, loaded.asked("brand"), top=1) == [bravo_number, vk_number]
+    first, second = index.query(named, "brand", top=2)
+    assert first.url == "https://vk.example/" and second.url == "https://bravo.example/"
+    assert first.brand is not None and first.brand.names == ("vk",)
+    assert second.brand is not None and second.brand.score > first.brand.score
+    assert (second.score or 0.0) > (first.score or 0.0) and first.verdict == "dissimilar"
+    # the same page naming no brand: ranked by its scores, bravo's first
+    unnamed = vk_named(kit_page("kitz", "bravo"), "Log in", "https://example.org/join")
+    [best] = index.query(page_features(unnamed, url="https://suspicious.example/"), "brand")
+    assert best.url == "https://bravo.example/"
+
+
+@pytest.mark.parametrize("brand", ["spotify", "vk"])
+def test_a_held_out_kit_page_naming_its_brand_ranks_the_brands_page_first(brand: str) -> None:
+    # HiddenEye's VK and Spotify pages share one name with zphisher's page of their brand and
+    # little else (brand scores 0.04-0.09 among a hundred words); another brand's page scores
+    # higher on their generic text and layout.
+    index, brands = kit_index()
+    path = kits_folder() / "hiddeneye" / brand / "index.html"
+    query = page_features(path.read_bytes(), url=path.resolve().as_uri())
+    matches = index.query(query, "brand", top=5)
+    assert brands[matches[0].url] == brand
+    assert matches[0].brand is not None and matches[0].brand.names == (brand,)
+    assert f"named on both by: {brand}" in matches[0].reason
+    assert max(match.score or 0.0 for match in matches[1:]) > (matches[0].score or 0.0)

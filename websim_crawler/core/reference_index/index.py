@@ -15,7 +15,9 @@ candidates in two cheap steps, then decides by the exact stages:
 2. of their union, ranked by the question's weighted mean of those scores, the ``top`` best and
    those within ``WEBSIM_MATCH_MARGIN`` of the best, ``WEBSIM_MATCH_CANDIDATES`` at most;
 3. those compared with the page by ``compare_pages`` (the four stages, the question's weights and
-   threshold, as ``websim compare`` judges), best combined score first.
+   threshold, as ``websim compare`` judges), best combined score first; under ``brand`` the
+   references both pages name one brand with come before the other pages judged dissimilar
+   (and are always candidates).
 
 A reference whose features could not be built completely (its HTML or screenshot unreadable, its
 analysis over budget) is skipped and counted by reason, never kept half-built.
@@ -375,8 +377,11 @@ class ReferenceIndex:
         close[: top or self.match.top] = True
         chosen = [int(number) for number in ids[order[close]]]
         # The sketches see the plain layout (a toolkit's skeleton): under a question that weighs
-        # the brand, the references of the best brand scores are compared too.
-        return chosen + [n for n in by_brand[: self.match.candidates] if n not in chosen]
+        # the brand, the references of the best brand scores are compared too, and those the
+        # page's brand names (ranked first by ``compare``, whatever they score).
+        named = self._rarity.named_references(page.identity) if weight > 0 else []
+        extra = [*by_brand[: self.match.candidates], *named]
+        return chosen + [n for n in dict.fromkeys(extra) if n not in chosen]
 
     def _ranking_scores(
         self,
@@ -434,9 +439,10 @@ class ReferenceIndex:
         top: int | None = None,
     ) -> list[Match]:
         """Compare the page with the given references by the exact stages; best first: similar
-        before the rest, then by combined score (a pair judged by the stages that have data,
-        without one, by the mean of their scores)."""
-        scored: list[tuple[bool, float, int, Match]] = []
+        before the rest, then the references both pages name one brand with (``BrandScore.
+        named``, when the question weighs the brand), then by combined score (a pair judged by
+        the stages that have data, without one, by the mean of their scores)."""
+        scored: list[tuple[bool, bool, float, int, Match]] = []
         for number in numbers:
             report = compare_pages(
                 page,
@@ -447,8 +453,14 @@ class ReferenceIndex:
                 template_rarity=self._rarity.template,
             )
             match = _match_of(report, self.urls[number])
-            scored.append((report.verdict != "similar", -_ranked_score(report), number, match))
-        scored.sort(key=lambda entry: entry[:3])
+            # The brand a page names is the strongest cue to its identity (Phishpedia, Lin et
+            # al., USENIX Security 2021, identifies the brand first and judges after): a
+            # reference named like the page ranks above one that only scores higher.
+            named = report.brand is not None and report.brand.named
+            scored.append(
+                (report.verdict != "similar", not named, -_ranked_score(report), number, match)
+            )
+        scored.sort(key=lambda entry: entry[:4])
         return [entry[-1] for entry in scored[: top or self.match.top]]
 
     # Files

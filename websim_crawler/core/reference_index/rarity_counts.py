@@ -2,10 +2,10 @@
 
 The ``brand`` question weighs a feature by how few references have it (``core.similarity.
 rarity``): the brand words and image hashes (``BrandRarity``, with the references having each
-word, so brand candidates are found without scoring every reference) and the template features
-and links (``TemplateRarity``). ``ReferenceRarity`` keeps both as references are added, writes
-them into the index file (``brand.json``, ``template-hashes.npy``, ``template-counts.npy``) and
-reads them back.
+word and those named by each, so brand candidates are found without scoring every reference)
+and the template features and links (``TemplateRarity``). ``ReferenceRarity`` keeps both as
+references are added, writes them into the index file (``brand.json``, ``template-hashes.npy``,
+``template-counts.npy``) and reads them back.
 """
 
 from __future__ import annotations
@@ -15,7 +15,13 @@ from typing import Any
 import orjson
 
 from websim_crawler.core.reference_index.store import IndexFile
-from websim_crawler.core.similarity.brand import BrandIdentity, BrandRarity, brand_similarity
+from websim_crawler.core.similarity.brand import (
+    NAME_RARITY,
+    BrandIdentity,
+    BrandRarity,
+    brand_similarity,
+    names,
+)
 from websim_crawler.core.similarity.comparison import PageFeatures
 from websim_crawler.core.similarity.rarity import TemplateRarity
 from websim_crawler.errors import InputFormatError
@@ -33,6 +39,7 @@ class ReferenceRarity:
         self.brand = BrandRarity()
         self.template = TemplateRarity()
         self._brand_postings: dict[str, list[int]] = {}
+        self._name_postings: dict[str, list[int]] = {}  # the references named by each word
         self.capped_brand_queries = 0
 
     def _add_identity(self, identity: BrandIdentity | None) -> None:
@@ -41,6 +48,8 @@ class ReferenceRarity:
         self.brand.add(identity)
         for word in identity.words if identity is not None else ():
             self._brand_postings.setdefault(word, []).append(number)
+        for word in names(identity) if identity is not None else ():
+            self._name_postings.setdefault(word, []).append(number)
 
     def add(self, page: PageFeatures) -> None:
         """Count the next reference's brand identity, template features and links."""
@@ -67,6 +76,16 @@ class ReferenceRarity:
             if found is not None:
                 scores[number] = found.score
         return scores
+
+    def named_references(self, identity: BrandIdentity | None) -> list[int]:
+        """Return the references named by a word a page's identity names (``brand.names``) that
+        few references are named by (``name_weight`` >= ``NAME_RARITY``: at most the square
+        root of the references each), in the order they were added."""
+        found: set[int] = set()
+        for word in names(identity) if identity is not None else ():
+            if self.brand.name_weight(word) >= NAME_RARITY:
+                found.update(self._name_postings.get(word, ()))
+        return sorted(found)
 
     def members(self) -> dict[str, Any]:
         """Return the index file's members for them."""
