@@ -178,12 +178,13 @@ def test_host_words_leave_out_the_public_suffix_and_two_letter_subdomains() -> N
     identity = identity_of(
         b"<html><head><title>Log in | Acme</title></head><body>"
         b'<a href="https://in.acme.co.uk/help">help</a><a href="https://news.nimbus.in/">n</a>'
+        b'<a href="https://bn-in.acme.co.uk/">bn</a>'
         b'<form action="https://login.acme.com.br/session"></form></body></html>'
     )
     assert identity.words["acme"] == ("form host", "link host", "title")
     assert identity.words["nimbus"] == ("link host",)
     assert identity.words["news"] == ("link host",)  # a subdomain of three letters or more
-    # "in" is the title's word only: the .in suffix and the in. subdomain name no one
+    # "in" is the title's word only: the .in suffix and the in. and bn-in. subdomains name no one
     assert identity.words["in"] == ("title",)
     assert not {"co", "uk", "br"} & identity.words.keys()
     assert brand.names(identity) == {"acme", "login"}

@@ -45,6 +45,7 @@ _META_NAMES = re.compile(
 )
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _WORD = re.compile(r"[a-z][a-z0-9]*")
+_HOST_PART = re.compile(r"[^a-z0-9]+")
 _URL_IN_CSS = re.compile(r"url\(\s*['\"]?([^'\")]+)")
 # A path part that is a content hash or build id (``8YeTNIlTZjm.png``): mixed case and digits.
 _HASHED = re.compile(r"^(?=[^.]*\d)(?=[^.]*[A-Z])(?=[^.]*[a-z])[A-Za-z0-9_-]{6,}(\.\w+)?$")
@@ -169,14 +170,16 @@ def brand_words(text: str, shortest: int = 3) -> list[str]:
 
 def _host_labels(url: str) -> str:
     """Return the host of a URL without its public suffix (``com``, ``co.uk`` and ``in`` name a
-    registry, not a brand) and without its subdomains of two letters (``in.``, ``m.``: a
-    language or a device; a two-letter brand owns its domain, ``vk.com``)."""
+    registry, not a brand) and without the parts of two letters or less of its subdomains
+    (``in.``, ``bn-in.``, ``m.``: a language or a device; a two-letter brand owns its domain,
+    ``vk.com``)."""
     try:
         host = urlsplit(url.strip()).hostname or ""
     except ValueError:
         return ""
     *subdomains, registered = name_labels_of(host).split(".")
-    return ".".join([label for label in subdomains if len(label) > 2] + [registered])
+    parts = _HOST_PART.split(".".join(subdomains))
+    return " ".join([part for part in parts if len(part) > 2] + [registered])
 
 
 def brand_identity(root: HtmlTree, folder: Path | None = None) -> BrandIdentity:
