@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import re
 import sys
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -184,3 +185,34 @@ def test_the_check_finds_a_misspelt_and_a_loose_key(
         "websim_crawler.loose:4 'similarity_features'",
         "websim_crawler.loose:5 'similarity_skipped'",
     ]
+
+
+def declares_a_record(tree: ast.Module) -> bool:
+    """Tell whether a module declares a ``TypedDict`` (directly or from a record of the package)."""
+    return any(
+        isinstance(node, ast.ClassDef)
+        and any(ast.unparse(base) in {"TypedDict", *KEYS} for base in node.bases)
+        for node in tree.body
+    )
+
+
+def test_mypy_checks_every_module_declaring_a_record_strictly() -> None:
+    from mypy.main import define_options
+    from mypy.options import PER_MODULE_OPTIONS
+
+    pyproject = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    mypy = tomllib.loads(pyproject)["tool"]["mypy"]
+    strict = [o for o in mypy.get("overrides", []) if o.get("disallow_untyped_defs")]
+    assert len(strict) == 1
+    checked = set(strict[0]["module"])
+    declaring = {name for name, tree in modules() if declares_a_record(tree)}
+    assert {
+        "websim_crawler.core.page.chunks",
+        "websim_crawler.core.stages.preparation",
+    } <= declaring
+    assert declaring <= checked
+    assert checked <= {name for name, _ in modules()}  # no name of a module moved away
+    _, _, strict_flags = define_options()  # what --strict turns on, by option name
+    for option, value in strict_flags:  # set in the override, or for every module
+        per_module = option in PER_MODULE_OPTIONS and option in strict[0]
+        assert (strict[0] if per_module else mypy).get(option) == value, option

@@ -406,9 +406,9 @@ class ReferenceIndex:
         unweighted = ~weighted.any(axis=1)
         weighted[unweighted] = present[unweighted]
         totals = weighted.sum(axis=1)
-        return np.divide(
-            (weighted * scores).sum(axis=1), totals, out=np.zeros(len(ids)), where=totals > 0
-        )
+        ranking = np.zeros(len(ids))
+        np.divide((weighted * scores).sum(axis=1), totals, out=ranking, where=totals > 0)
+        return ranking
 
     @staticmethod
     def _ranking_weights(params: SimilarityParams) -> NDArray[np.float64]:

@@ -93,12 +93,10 @@ def prepare_record(
     from websim_crawler.core.similarity.portable import features_to_dict
 
     url = record.get("url")
-    prepared = StageRecord(url=url)
     html = record.get(plan.html_field)
+    cluster, similarity, neardup = ClusterRecord(), SimilarityRecord(), NeardupRecord()
     if plan.clustering_kind is not None:
-        prepared.update(
-            _clustering_fields(record, plan, html, analysed=analysed, site_memory=site_memory)
-        )
+        cluster = _clustering_fields(record, plan, html, analysed=analysed, site_memory=site_memory)
     if plan.similarity is not None:
         fields = {
             "url": url,
@@ -110,20 +108,20 @@ def prepare_record(
         }
         problem = record_problem(fields)
         if problem is not None:
-            prepared.update(SimilarityRecord(similarity_skipped=problem))
+            similarity = SimilarityRecord(similarity_skipped=problem)
         else:
             features = features_from_item(fields, plan.similarity, plan.analysis, tree=tree)
-            prepared.update(SimilarityRecord(similarity_features=features_to_dict(features)))
+            similarity = SimilarityRecord(similarity_features=features_to_dict(features))
     if plan.neardup is not None:
         try:
             page = page_sentences(
                 record, plan.neardup, chunks_only(plan.analysis), html_field=plan.html_field
             )
         except PageError as exc:
-            prepared.update(NeardupRecord(neardup_skipped=exc.reason))
+            neardup = NeardupRecord(neardup_skipped=exc.reason)
         else:
-            prepared.update(NeardupRecord(neardup_sentences=page.to_dict()))
-    return prepared
+            neardup = NeardupRecord(neardup_sentences=page.to_dict())
+    return {"url": url, **cluster, **similarity, **neardup}
 
 
 def _clustering_fields(
