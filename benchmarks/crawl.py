@@ -19,12 +19,19 @@ sampled every 0.1 s. Two rounds: (a) responses at once, (b) each response delaye
 Ratios are crawl time / the bare spider's, from the same run. The machine is shared: run it
 when it is quiet, and read the ratios, not the seconds.
 
+``--reactor-per-item CHECKOUT...`` crawls round (a) with the clustering stage on once per
+checkout given (a git worktree of another commit: the same crawl before and after a change) and
+times the reactor thread per item: its CPU time in each item pipeline's ``process_item`` (every
+step of its coroutine) and in all from the spider's opening to its closing, as
+``reactor_clock.py`` (an extension the crawls run with) measures it.
+
 Usage::
 
     .venv/bin/python benchmarks/crawl.py                  # both rounds, workers 0, 1, 2, 4
     .venv/bin/python benchmarks/crawl.py --copies 1 --workers 2  # 181 records, one config
     .venv/bin/python benchmarks/crawl.py --rounds a --repeat 5  # medians of 5 interleaved runs
     .venv/bin/python benchmarks/crawl.py --workers 2 --warc --repeat 3  # with and without WARC
+    .venv/bin/python benchmarks/crawl.py --copies 6 --repeat 3 --reactor-per-item ../before .
 """
 
 from __future__ import annotations
@@ -42,7 +49,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -58,6 +65,7 @@ RESULTS_PER_PAGE = 10
 CONCURRENCY = 4  # the project's CONCURRENT_REQUESTS_PER_DOMAIN: a polite crawl of one site
 _ELAPSED_RE = re.compile(r"'elapsed_time_seconds': ([0-9.]+)")
 _SCRAPED_RE = re.compile(r"'item_scraped_count': (\d+)")
+_CLOCK_RE = re.compile(r"'reactor_clock/(\w+)': ([0-9.e-]+)")
 
 BARE_SPIDER = '''
 import scrapy
@@ -185,6 +193,9 @@ class Crawl:
     feed_bytes: int
     crawl_cpu: float  # CPU seconds of the crawl's own process (the reactor thread and all)
     worker_cpu: float  # CPU seconds of its child processes (the analysis workers)
+    # ReactorClock's stats: the reactor thread's CPU seconds by pipeline, in all ("reactor"),
+    # and the items that entered the pipelines ("items")
+    clock: dict[str, float] = field(default_factory=dict)
 
 
 def load_pages(copies: int) -> list[bytes]:
@@ -249,6 +260,7 @@ def run_crawl(name: str, command: list[str], cwd: Path, feed: Path, env: dict[st
         feed.stat().st_size,
         cpu.get(process.pid, 0.0),
         sum(seconds for pid, seconds in cpu.items() if pid != process.pid),
+        {name: float(value) for name, value in _CLOCK_RE.findall(log)},
     )
 
 
@@ -273,14 +285,17 @@ def deepweb_crawl(
     concurrency: int,
     similarity: bool = False,
     warc: bool = False,
+    checkout: Path | None = None,
 ) -> Crawl:
     """Crawl the site with ``scrapy crawl deepweb`` and the analysis on ``workers`` processes
     (with the similarity stage writing ``pairs.json`` when ``similarity``, and WARC files in
-    ``warc-LABEL/`` when ``warc``)."""
+    ``warc-LABEL/`` when ``warc``); with a ``checkout``, its ``websim_crawler`` crawls with the
+    clustering stage on and ``ReactorClock``."""
     label = (
         ("default" if workers is None else str(workers))
         + (", similarity" if similarity else "")
         + (", warc" if warc else "")
+        + (f", clustering at {commit_of(checkout)}" if checkout is not None else "")
     )
     feed = folder / f"deepweb-{label.replace(', ', '-')}.jsonl"
     command = [
@@ -298,7 +313,12 @@ def deepweb_crawl(
         shutil.rmtree(archive, ignore_errors=True)
         command += ["-s", f"WEBSIM_WARC_OUTPUT={archive}"]
     env = dict(os.environ, SCRAPY_SETTINGS_MODULE="websim_crawler.settings")
-    return run_crawl(f"deepweb, workers {label}", command, ROOT, feed, env)
+    if checkout is not None:
+        clusters = folder / f"clusters-{label.rsplit(' ', 1)[-1]}.json"
+        command += ["-s", f"WEBSIM_CLUSTERS_OUTPUT={clusters}"]
+        command += ["-s", 'EXTENSIONS={"reactor_clock.ReactorClock": 0}']
+        env["PYTHONPATH"] = os.pathsep.join(map(str, (checkout, Path(__file__).parent)))
+    return run_crawl(f"deepweb, workers {label}", command, checkout or ROOT, feed, env)
 
 
 def html_bytes(feed: Path) -> int:
@@ -346,6 +366,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also crawl with WARC files written (WEBSIM_WARC_OUTPUT), per worker count, and "
         "time the reactor's and the writer thread's share of a page",
     )
+    parser.add_argument(
+        "--reactor-per-item",
+        type=Path,
+        nargs="+",
+        metavar="CHECKOUT",
+        help="only crawl round (a) with the clustering stage on, once per checkout (its "
+        "websim_crawler), and time the reactor thread per item, by pipeline",
+    )
     args = parser.parse_args(argv)
     # As pip does for an installed package: an editable checkout run with
     # PYTHONDONTWRITEBYTECODE would compile websim's modules in every crawl and worker server.
@@ -358,6 +386,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{len(os.sched_getaffinity(0))} usable CPUs; load average "
         + " ".join(f"{load:.1f}" for load in os.getloadavg())
     )
+    if args.reactor_per_item:
+        checkouts = [checkout.resolve() for checkout in args.reactor_per_item]
+        print_reactor_per_item(pages, checkouts, args.repeat, args.concurrency)
+        return 0
     rounds = {"a": ("(a) no latency", None), "b": ("(b) 50-100 ms per response", (0.05, 0.1))}
     for key in args.rounds:
         title, latency = rounds[key]
@@ -411,6 +443,57 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.warc:
         print_warc_shares(pages)
     return 0
+
+
+def commit_of(checkout: Path) -> str:
+    """Return the short commit a checkout is at (with ``+`` when it has changes)."""
+    head = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    changed = subprocess.run(
+        ["git", "-C", str(checkout), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    return head + ("+" if changed else "")
+
+
+def print_reactor_per_item(
+    pages: Sequence[bytes], checkouts: Sequence[Path], repeat: int, concurrency: int
+) -> None:
+    """Crawl round (a) with the clustering stage on, per checkout, ``repeat`` times interleaved;
+    print the reactor thread's CPU per item, by pipeline, of each checkout's median run."""
+    max_pages = -(-len(pages) // (len(QUERIES) * RESULTS_PER_PAGE))
+    for checkout in checkouts:
+        compileall.compile_dir(str(checkout / "websim_crawler"), quiet=1)
+    site = SearchSite(pages, None)
+    try:
+        with tempfile.TemporaryDirectory(prefix="websim-crawl-bench-") as temporary:
+            runs = [
+                [
+                    deepweb_crawl(site, Path(temporary), None, max_pages, concurrency, checkout=c)
+                    for c in checkouts
+                ]
+                for _ in range(repeat)
+            ]
+    finally:
+        site.close()
+    crawls = [median_run(same) for same in zip(*runs, strict=True)]
+    pipelines = sorted({name for crawl in crawls for name in crawl.clock} - {"items", "reactor"})
+    print(
+        "\n(a) reactor thread CPU per item, us"
+        + (f" (median crawl time of {repeat} runs)" if repeat > 1 else "")
+    )
+    print(f"| crawl | items | crawl s | {' | '.join(pipelines)} | all pipelines | reactor in all |")
+    print("|---|---:|---:|" + "---:|" * (len(pipelines) + 2))
+    for crawl in crawls:
+        items = crawl.clock["items"]
+        in_pipelines = [crawl.clock.get(name, 0.0) / items * 1e6 for name in pipelines]
+        cells = [f"{micros:.0f}" for micros in (*in_pipelines, sum(in_pipelines))]
+        print(
+            f"| {crawl.name} | {items:.0f} | {crawl.seconds:.1f} | {' | '.join(cells)} | "
+            f"{crawl.clock['reactor'] / items * 1e6:.0f} |"
+        )
 
 
 def print_warc_shares(pages: Sequence[bytes]) -> None:
