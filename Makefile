@@ -11,7 +11,7 @@ APT_PACKAGES_LEAN := php-cli php-sqlite3 php-intl php-mbstring php-xml mediawiki
 STAMP := $(VENV)/.installed
 BASE_STAMP := $(VENV)/.installed-base
 
-.PHONY: demo test lint bench system-packages apt-install clean
+.PHONY: demo test test-fast lint bench system-packages apt-install clean
 
 $(BIN)/python:
 	@$(PYTHON) -c "import ensurepip, venv" 2>/dev/null || { \
@@ -60,6 +60,10 @@ lint: $(STAMP)
 
 test: system-packages $(STAMP) $(PYWB_VENV)/bin/wayback lint
 	$(BIN)/python -m pytest -q -n 4 --dist loadfile
+
+# The tests not marked slow (pytest.ini): no end-to-end crawl, server or run over 8 s.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not slow" -n 4 --dist loadfile
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/extraction.py

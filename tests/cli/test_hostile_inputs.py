@@ -88,6 +88,7 @@ def test_a_fifo_named_like_a_page_is_counted_not_read(tmp_path: Path, capsys: An
         read_page(str(pages / "x.html"), WebsimConfig.from_settings({}))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", ["cluster", "similar", "neardup"])
 def test_feed_commands_analyse_pages_in_workers_with_the_crawls_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any, command: str

@@ -45,6 +45,7 @@ def match_lines(stdout: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in stdout.splitlines()]
 
 
+@pytest.mark.slow
 def test_an_imitation_matches_its_reference_and_exits_0(references: Path) -> None:
     original = (SITE / "help.html").read_bytes()
     copy = imitate(original, "http://127.0.0.1/help.html", seed=3)
@@ -62,6 +63,7 @@ def test_an_imitation_matches_its_reference_and_exits_0(references: Path) -> Non
     assert matches[0]["score"] >= matches[1]["score"]
 
 
+@pytest.mark.slow
 def test_a_page_like_no_reference_exits_1(references: Path) -> None:
     (references / "other.html").write_text(
         "<html><body><table><tr><td>" + "<b>quarterly figures</b>" * 40 + "</td></tr></table>"
@@ -76,6 +78,7 @@ def test_a_page_like_no_reference_exits_1(references: Path) -> None:
     assert all(match["verdict"] != "similar" for match in line["matches"])
 
 
+@pytest.mark.slow
 def test_an_unreadable_page_or_index_exits_2_in_one_line(references: Path) -> None:
     finished = websim("match", "missing.html", "--index", "refs.idx", cwd=references)
     assert finished.returncode == 2
@@ -85,6 +88,7 @@ def test_an_unreadable_page_or_index_exits_2_in_one_line(references: Path) -> No
     assert finished.stderr.count("\n") == 1 and "not a websim index" in finished.stderr
 
 
+@pytest.mark.slow
 def test_an_index_of_another_version_is_refused_in_one_line(references: Path) -> None:
     index = references / "refs.idx"
     with zipfile.ZipFile(index) as archive:
@@ -107,6 +111,7 @@ def test_an_index_of_another_version_is_refused_in_one_line(references: Path) ->
         assert "rebuild it with websim index" in finished.stderr
 
 
+@pytest.mark.slow
 def test_add_grows_the_index_and_counts_what_it_skips(references: Path) -> None:
     (references / "more").mkdir()
     (references / "more" / "results.html").write_bytes((SITE / "results.html").read_bytes())
@@ -123,6 +128,7 @@ def test_add_grows_the_index_and_counts_what_it_skips(references: Path) -> None:
     assert match_lines(finished.stdout)[0]["matches"][0]["url"].endswith("more/results.html")
 
 
+@pytest.mark.slow
 def test_add_without_an_index_and_no_page_at_all_are_errors(tmp_path: Path) -> None:
     (tmp_path / "empty.html").write_bytes(b"")
     finished = websim("index", "empty.html", "-o", "refs.idx", "--add", cwd=tmp_path)
@@ -132,6 +138,7 @@ def test_add_without_an_index_and_no_page_at_all_are_errors(tmp_path: Path) -> N
     assert not (tmp_path / "refs.idx").exists()
 
 
+@pytest.mark.slow
 def test_a_screenshot_beside_a_page_is_indexed_and_an_oversized_page_is_left_out(
     tmp_path: Path,
 ) -> None:
@@ -155,6 +162,7 @@ def test_a_screenshot_beside_a_page_is_indexed_and_an_oversized_page_is_left_out
     assert index.reference(0).signature is not None
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("question", ["same-site", "same-template"])
 def test_match_and_compare_agree_on_a_pair(references: Path, question: str) -> None:
     # A copy of a reference without its one absolute link, against a reference without it

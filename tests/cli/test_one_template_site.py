@@ -52,6 +52,7 @@ def test_two_pages_of_the_theme_share_a_template(
     assert "(threshold 0.8)" in decided  # the class names' threshold, not the stages'
 
 
+@pytest.mark.slow
 def test_the_collection_and_every_pair_agree_on_one_template(
     docs_pages: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -263,6 +263,7 @@ def crawl_and_wget(tmp_path: Path) -> tuple[Path, Path, Path]:
 @pytest.mark.skipif(
     shutil.which("wget") is None, reason="needs Debian's wget (apt-get install wget)"
 )
+@pytest.mark.slow
 def test_a_wget_warc_of_the_demo_site_gives_the_crawls_clusters_and_pairs(
     tmp_path: Path, capsys: Any
 ) -> None:
@@ -297,6 +298,7 @@ def pair_set(report: dict[str, Any]) -> set[tuple[str, ...]]:
     return {tuple(sorted((pair["url_1"], pair["url_2"]))) for pair in report["pairs"]}
 
 
+@pytest.mark.slow
 def test_many_archives_on_dask_give_the_pairs_and_clusters_of_one_machine(
     tmp_path: Path, capsys: Any
 ) -> None:

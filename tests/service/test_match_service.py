@@ -88,6 +88,7 @@ def service(folder: Path) -> Iterator[str]:
         yield url
 
 
+@pytest.mark.slow
 def test_a_posted_page_gets_the_line_websim_match_prints(folder: Path, service: str) -> None:
     bare, shot = folder / "bare" / "suspicious.html", folder / "shot" / "suspicious.html"
     expected_bare = cli_line(folder, "bare/suspicious.html")

@@ -453,6 +453,7 @@ def test_compare_render_confines_saved_files_and_ends_on_busy_pages(tmp_path: Pa
     assert "cannot render" in finished.stderr and "WEBSIM_RENDER_SCRIPT_TIMEOUT" in finished.stderr
 
 
+@pytest.mark.slow
 @needs_browser
 def test_render_documents_takes_context_options_and_a_resolver() -> None:
     page = (

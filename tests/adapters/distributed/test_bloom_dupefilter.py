@@ -119,6 +119,7 @@ def test_two_clients_share_one_filter(server: Any) -> None:
     assert second.add_many(items) == [False] * 300 + [True] * 100  # second learns of them
 
 
+@pytest.mark.slow
 def test_false_positive_rate_stays_under_the_target(server: Any) -> None:
     bloom = bloom_filter(server, "t:bloom-rate", capacity=1000, error_rate=0.01)
     # Every item is new: each one answered "seen" is a false positive, while filling and after.

@@ -104,6 +104,7 @@ def crawl_through_a_redis_restart(
     return crawl_through(redis, site, out, restart, "WEBSIM_REDIS_LEASE=30")  # > the outage
 
 
+@pytest.mark.slow
 def test_a_worker_rides_out_a_redis_restart_and_loses_nothing(
     persistent_redis: LocalRedis, site: TreeSite, tmp_path: Path
 ) -> None:
@@ -141,6 +142,7 @@ def test_a_redis_that_comes_back_empty_stops_the_worker_with_one_line(
     assert out.read_bytes().endswith(b"\n")  # the pages written are whole
 
 
+@pytest.mark.slow
 def test_a_hung_redis_is_an_outage_ridden_out_not_a_blocked_worker(
     site: TreeSite, tmp_path: Path
 ) -> None:

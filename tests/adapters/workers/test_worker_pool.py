@@ -127,6 +127,7 @@ def _busy_worker() -> psutil.Process:
     raise AssertionError("no busy worker found")
 
 
+@pytest.mark.slow
 def test_a_page_over_the_memory_cap_is_dropped_as_too_large() -> None:
     capped = pool_of(1, timeout=120.0, worker_memory_mb=150)
     try:
@@ -202,6 +203,7 @@ def test_map_gives_each_page_the_template_of_the_pages_max_pending_before_it(
     assert fates == ["kept:"] * 6 + ["duplicate:site_template"] * 18
 
 
+@pytest.mark.slow
 def test_workers_forked_from_the_caller_keep_the_budgets_and_the_results() -> None:
     """``websim extract`` forks its workers from itself: same budgets, same records."""
     forked = AnalysisPool(
@@ -429,6 +431,7 @@ def short_backstop(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(pool_module, "WALL_BACKSTOP", 1.0)
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("short_backstop")
 def test_a_page_slowed_only_by_the_wall_clock_is_deferred_then_refused_alone() -> None:
     """A task that uses no CPU but outlasts the wall-time backstop (a starved worker looks
@@ -479,6 +482,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("short_backstop")
 def test_pages_that_fit_alone_but_not_together_are_all_analysed(tmp_path: Path) -> None:
     """Four tasks started at once, each of which stalls beside another: the pool halves the

@@ -261,6 +261,7 @@ def test_a_gzip_member_that_never_ends_stops_in_bounded_memory(tmp_path: Path) -
     assert results[-1]["peak_kb"] < results[0]["peak_kb"] * 1.25 + 20_000
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ENGINES)
 def test_many_tiny_records_take_time_linear_in_their_number(engine: str, tmp_path: Path) -> None:
     sizes = (50_000, 100_000, 200_000)

@@ -117,6 +117,7 @@ def test_clustering_job_gives_the_same_clusters_on_both_engines(scheduler: str) 
     assert sorted(len(topics) for topics in topics_of.values()) == [1, 1, 1]
 
 
+@pytest.mark.slow
 def test_cluster_command_engine_dask_writes_the_memory_report(
     scheduler: str, tmp_path: Path
 ) -> None:

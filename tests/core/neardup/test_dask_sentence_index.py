@@ -75,6 +75,7 @@ def test_dask_index_matches_the_exact_index(tmp_path: Path) -> None:
     assert report.stats["pages"]["seen"] == exact.stats["pages"]["seen"] + 1
 
 
+@pytest.mark.slow
 def test_the_command_chooses_dask_through_its_settings_only(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -67,6 +67,7 @@ def test_pages_of_other_sites_are_rarely_similar_to_any_reference(
     assert sum(similar) / len(similar) <= 0.1
 
 
+@pytest.mark.slow
 def test_the_candidate_step_keeps_the_exhaustive_best(
     real_pages: list[tuple[str, bytes]], real_index: ReferenceIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:

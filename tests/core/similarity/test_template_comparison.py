@@ -77,6 +77,7 @@ def tree_pairs(draw: st.DrawFn) -> tuple[lxml.etree._Element, lxml.etree._Elemen
     seed_candidates=st.integers(1, 6),
     identical_min_size=st.sampled_from((2, 8)),
 )
+@pytest.mark.slow
 def test_template_comparison_equals_the_reference_on_random_trees(
     pair: tuple[lxml.etree._Element, lxml.etree._Element],
     penalty: float,
@@ -164,6 +165,7 @@ def _edited_copy(document: ParsedDocument, every: int) -> ParsedDocument:
     return as_parsed_document(root)
 
 
+@pytest.mark.slow
 def test_template_comparison_equals_the_reference_on_heavy_real_pages() -> None:
     archive_path = TRAFILATURA_EVAL / "trafilatura-eval.tar.xz"
     if not archive_path.is_file():
