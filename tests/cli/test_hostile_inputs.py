@@ -137,7 +137,7 @@ def test_compare_runs_in_a_worker_with_a_pages_budget(
 ) -> None:
     """Features and stages of ``websim compare`` run in a budgeted worker: a page whose
     features never end is one line and exit 2, not a command that runs forever."""
-    import websim_crawler.cli.compare as compare_command
+    import websim_crawler.core.similarity.comparison as comparison
 
     def endless_features(*args: Any, **kwargs: Any) -> Any:
         time.sleep(60)
@@ -149,7 +149,7 @@ def test_compare_runs_in_a_worker_with_a_pages_budget(
         pages.append(str(page))
     assert main(["compare", *pages]) in (0, 1)  # unpatched: a verdict
     capsys.readouterr()
-    monkeypatch.setattr(compare_command, "page_features", endless_features)
+    monkeypatch.setattr(comparison, "page_features", endless_features)  # the worker is forked
     assert main(["compare", *pages, "-s", "WEBSIM_ANALYSIS_TIMEOUT=0.25"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "WEBSIM_ANALYSIS_TIMEOUT" in err[0] and "Traceback" not in err[0]

@@ -7,7 +7,7 @@ import contextlib
 import dataclasses
 import os
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tqdm import tqdm
 
@@ -24,16 +24,15 @@ from websim_crawler.cli._settings import (
     required_output,
 )
 from websim_crawler.cli._stages import take_records
-from websim_crawler.core.clustering import (
-    CandidateScore,
-    ClusteringParams,
-    DocumentCollector,
-    cluster_documents,
-    render_html,
-    write_report,
-)
+from websim_crawler.core.clustering import ClusteringParams
 from websim_crawler.core.io import check_output_path
 from websim_crawler.core.stages import StagePlan
+
+if TYPE_CHECKING:
+    from websim_crawler.core.clustering import CandidateScore
+
+# The clustering (SciPy) is imported by ``run``: ``websim cluster --help`` and a bad argument
+# answer without it.
 
 
 def register(subparsers: Any) -> None:
@@ -75,6 +74,13 @@ def _dask_cluster(params: ClusteringParams) -> Iterator[ClusteringParams]:
 def run(args: argparse.Namespace) -> int:
     """Read the feeds, cluster, write the reports; return the exit code (the reports are left
     as they were when no page could be clustered)."""
+    from websim_crawler.core.clustering import (
+        DocumentCollector,
+        cluster_documents,
+        render_html,
+        write_report,
+    )
+
     config = command_config(args, "cluster")
     params = config.clustering
     output = required_output(params.output, "WEBSIM_CLUSTERS_OUTPUT")

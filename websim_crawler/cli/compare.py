@@ -17,7 +17,7 @@ import html
 import json
 import sys
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.browser.session import PageToRender, render_documents
 from websim_crawler.cli._settings import add_setting_flags, add_settings_option, command_config
@@ -25,18 +25,18 @@ from websim_crawler.cli._sources import count_line, is_url, location_url, read_p
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_text, check_output_path
 from websim_crawler.core.page import AnalysisParams
-from websim_crawler.core.similarity.comparison import (
-    ComparisonReport,
-    compare_pages,
-    page_features,
-    pair_classes_threshold,
-)
 from websim_crawler.core.similarity.params import STAGES, SimilarityParams
 from websim_crawler.core.similarity.questions import COMPARE_QUESTION, QUESTIONS, ask
 from websim_crawler.core.similarity.template_classes import TEMPLATE_CLASSES
 from websim_crawler.core.urls import is_http_url
 from websim_crawler.errors import ConfigError, InputFormatError, PageError
 from websim_crawler.workers.pool import AnalysisPool
+
+if TYPE_CHECKING:
+    from websim_crawler.core.similarity.comparison import ComparisonReport
+
+# The similarity stack (POT, scikit-learn, SciPy) is imported by the functions that compare:
+# ``websim compare --help`` and a bad argument answer without it.
 
 
 def register(subparsers: Any) -> None:
@@ -163,6 +163,8 @@ def render_report_html(
     It names the question asked and the stages that decided it; thresholds and weights are
     printed as set (``%g``), never rounded into another value.
     """
+    from websim_crawler.core.similarity.comparison import pair_classes_threshold
+
     cells = []
     for label, url, png in zip(("A", "B"), (report.url_1, report.url_2), screenshots, strict=True):
         image = (
@@ -218,6 +220,8 @@ def compare_in_worker(
     analysis_params: AnalysisParams,
 ) -> tuple[ComparisonReport, list[list[str]]]:
     """Build both pages' features and compare them; return the report and each page's problems."""
+    from websim_crawler.core.similarity.comparison import compare_pages, page_features
+
     features = [
         page_features(page, url=url, screenshot=png, params=params, analysis_params=analysis_params)
         for page, url, png in zip(pages, urls, screenshots, strict=True)

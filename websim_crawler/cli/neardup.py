@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler._imports import local_dask_cluster, require
 from websim_crawler.cli._inputs import InputReader, nothing_left
@@ -22,9 +22,14 @@ from websim_crawler.cli._sources import count_line
 from websim_crawler.cli._stages import take_records
 from websim_crawler.config import WebsimConfig
 from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.neardup import NearDuplicateFinder, NeardupParams, NeardupReport
 from websim_crawler.core.stages import StagePlan
 from websim_crawler.errors import ConfigError
+
+if TYPE_CHECKING:
+    from websim_crawler.core.neardup import NeardupParams, NeardupReport
+
+# The sentence index (SciPy) is imported by ``run``: ``websim neardup --help`` and a bad
+# argument answer without it.
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +59,8 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the feed, find the pairs, write the report; return the exit code."""
+    from websim_crawler.core.neardup import NearDuplicateFinder
+
     config = command_config(args, "neardup")
     params = config.neardup
     output = required_output(params.output, "WEBSIM_NEARDUP_OUTPUT")

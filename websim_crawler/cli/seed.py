@@ -12,7 +12,6 @@ from websim_crawler.cli._settings import add_setting_flags, add_settings_option,
 from websim_crawler.config.distributed import redacted_url
 from websim_crawler.distributed.leases import delete_worker_keys
 from websim_crawler.distributed.outage import redis_client
-from websim_crawler.distributed.seeds import seed_entry
 from websim_crawler.errors import ConfigError, InputFormatError, WebsimError
 from websim_crawler.spiders.args import parse_http_url
 
@@ -73,6 +72,8 @@ def run(args: argparse.Namespace) -> int:
     seeds = read_seeds(args.spider, args.seeds, args.file)
     if not seeds and not args.reset:
         raise ConfigError("no seeds given: pass them as arguments or with --file FILE")
+    from websim_crawler.distributed.seeds import seed_entry  # Scrapy's request, imported here
+
     keys = params.keys(args.spider)
     redis = require("redis")
     try:

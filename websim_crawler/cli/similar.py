@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from websim_crawler.cli._inputs import InputReader, nothing_left
 from websim_crawler.cli._settings import (
@@ -24,10 +24,14 @@ from websim_crawler.cli._settings import (
 )
 from websim_crawler.cli._stages import take_records
 from websim_crawler.core.io import atomic_write_json
-from websim_crawler.core.similarity.collection import PageCollector
-from websim_crawler.core.similarity.pairs import find_similar_pairs
 from websim_crawler.core.similarity.questions import COLLECTION_QUESTION, ask
 from websim_crawler.core.stages import StagePlan
+
+if TYPE_CHECKING:
+    from websim_crawler.core.similarity.collection import PageCollector
+
+# The similarity stack (POT, scikit-learn, SciPy) is imported by ``run``: ``websim similar
+# --help`` and a bad argument answer without it.
 
 
 def register(subparsers: Any) -> None:
@@ -54,6 +58,9 @@ def register(subparsers: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read the feed, find the similar pairs, write them; return the exit code."""
+    from websim_crawler.core.similarity.collection import PageCollector
+    from websim_crawler.core.similarity.pairs import find_similar_pairs
+
     config = command_config(args, "similar")
     output = required_output(config.similarity.output, "WEBSIM_SIMILARITY_OUTPUT")
     # The weights file is read by WebsimConfig.from_settings; auto asks same-template.
