@@ -24,20 +24,23 @@ class ReactorClock:
     seconds as ``reactor_clock/...`` stats when the spider closes."""
 
     def __init__(self, crawler: Any) -> None:
+        from scrapy import signals
+
         self.crawler = crawler
         self.seconds: dict[str, float] = {}
         self.items = 0
         self.opened = 0.0
+        # Signal handlers run on the reactor thread.
+        for handler, signal in (
+            (self.spider_opened, signals.spider_opened),
+            (self.spider_closed, signals.spider_closed),
+        ):
+            crawler.signals.connect(handler, signal=signal)
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> ReactorClock:
-        """Connect to the spider's opening and closing (the signals run on the reactor)."""
-        from scrapy import signals
-
-        clock = cls(crawler)
-        crawler.signals.connect(clock.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(clock.spider_closed, signal=signals.spider_closed)
-        return clock
+        """Build the clock for ``crawler`` (how Scrapy builds an extension)."""
+        return cls(crawler)
 
     def spider_opened(self) -> None:
         """Wrap every pipeline's ``process_item``; start the reactor thread's clock."""
