@@ -1,5 +1,4 @@
-"""The front door (the team's ../shared/STYLE.md): a library user imports from
-``websim_crawler`` itself.
+"""The front door: a library user imports from ``websim_crawler`` itself.
 
 The README and every page of the docs import only names of ``websim_crawler.__all__``; importing
 the package loads none of them (they come on first use); each exported name says what it takes

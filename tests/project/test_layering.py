@@ -1,4 +1,5 @@
-"""Layering (../shared/STYLE.md: pure core, thin adapters, rooms by role), checked both ways.
+"""Layering (the README's "Where things live": a pure core, thin adapters, rooms by role),
+checked both ways.
 
 Downward only: the pure core imports neither Scrapy/Twisted nor any module of the adapter layer
 (``config``, ``pipelines``, ``spiders``, ``cli``, ``distributed``, ``frontier``, ``middlewares``
