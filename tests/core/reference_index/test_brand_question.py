@@ -9,10 +9,12 @@ brand's page and ``brand`` ranks first, naming the brand words or the name that 
 from __future__ import annotations
 
 import csv
+import io
 from functools import cache
 from pathlib import Path
 
 import pytest
+from PIL import Image
 from support.datasets import datasets_dir
 from support.kit_pages import kit_page, own_page
 
@@ -223,3 +225,40 @@ def test_a_held_out_kit_page_naming_its_brand_ranks_the_brands_page_first(brand:
     assert matches[0].brand is not None and matches[0].brand.names == (brand,)
     assert f"named on both by: {brand}" in matches[0].reason
     assert max(match.score or 0.0 for match in matches[1:]) > (matches[0].score or 0.0)
+
+
+def solid_png(colour: tuple[int, int, int]) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (160, 120), colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def test_whole_page_colours_do_not_rank_the_brands() -> None:
+    # The issue's Twitch case: the brand's own page is another capture (a dark browse page with
+    # a login pop-up) sharing one class name with the kit page; the kit page and the other
+    # brands' pages are white login pages, alike in their colours and nothing else. The page
+    # names no brand, so it is ranked by its scores: a white screenshot must not put a white
+    # page of another brand first.
+    white, dark = solid_png((250, 250, 250)), solid_png((24, 24, 30))
+    pages = {brand: own_page(brand) for brand in ("alpha", "gamma", "bravo")}
+    sections = " ".join(f"topic{a}{b}" for a in "abcdefgh" for b in "abcdefgh")
+    pages["bravo"] = pages["bravo"].replace("<body>", f"<body><h2>{sections}</h2>")
+    query = kit_page("kitz", "zulu").replace("</form>", '</form><em class="bravo-fine">x</em>')
+    answers = []
+    for screenshots in (False, True):
+        index = ReferenceIndex()
+        for brand, page in pages.items():
+            shot = (dark if brand == "bravo" else white) if screenshots else None
+            url = f"https://{brand}.example/"
+            assert index.add(page_features(page, url=url, screenshot=shot)) is None
+        asked = page_features(
+            query, url="https://suspicious.example/", screenshot=white if screenshots else None
+        )
+        answers.append(index.query(asked, "brand", top=3))
+    without, with_screenshots = answers
+    assert without[0].url == "https://bravo.example/"
+    assert without[0].brand is not None and not without[0].brand.named
+    assert [m.url for m in with_screenshots] == [m.url for m in without]
+    # the visual stage is still measured and shown (white on white: alike), but weighs nothing
+    assert with_screenshots[1].stages["visual"] == pytest.approx(1.0)
+    assert [m.score for m in with_screenshots] == [m.score for m in without]

@@ -69,7 +69,10 @@ class Question:
 # same-template``) by the class names they share, each fitted the same way: no fit of the stages
 # alone tells a site's templates apart (a result list and a record share the site's chrome; see
 # RESULTS.md); the layout stage answers pages without class names.
-# brand: looks-alike's stage weights (its template stages weighed by rarity); the brand share and
+# brand: looks-alike's stage weights (its template stages weighed by rarity) but the visual
+# stage's, which the same fit with every page's screenshot weighs 0 (``--fit --screenshots``:
+# whole-page colours tell how a page looks, not which brand; white login pages of any brands
+# match, and put another brand's page ahead of the brand's own capture); the brand share and
 # threshold fitted on ShellPhish's pages against zphisher's and trafilatura-eval pages
 # (``benchmarks/brand_identification.py --fit``; HiddenEye and the article pages held out). A pair
 # whose pages do not both name the brand must look alike as ``looks-alike`` demands: at the
@@ -110,9 +113,9 @@ QUESTIONS: dict[str, Question] = {
         ),
         Question(
             "brand",
-            "which brand does the page imitate (the rare template features, text, rare links "
-            "and screenshots both pages have, and the rare brand words and images)?",
-            (0.5139, 0.2459, 0.1681, 0.0721),
+            "which brand does the page imitate (the rare template features, text and rare links "
+            "both pages have, and the rare brand words and images; not the screenshots' colours)?",
+            (0.5139, 0.2459, 0.1681, 0.0),
             BRAND_THRESHOLD,
             brand_weight=BRAND_WEIGHT,
             unnamed_threshold=LOOKS_ALIKE_THRESHOLD,
