@@ -27,7 +27,9 @@ run failing if a non-loopback socket is seen): the kit pages from the dataset's 
 their images and styles load, and never with a form submitted. The screenshots (cached by
 content under ``--cache-dir``) are given to ``page_features`` beside each page's own HTML, and
 the benchmark is run without and with them: a page that failed to render is counted and asked
-without one.
+without one. With ``--fit`` the trafilatura-eval pages are rendered too, and the visual stage is
+fitted as a score of its own beside the other stages' combined score and the brand score, on the
+named pairs and on every candidate pair.
 
 Usage::
 
