@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+# Last on the path: the benchmarks' own module names (``distributed.py``...) must not shadow
+# installed packages for the tests that run after this one in the same process.
+sys.path.append(str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import brand_identification
 from similarity_captures import RenderLog
