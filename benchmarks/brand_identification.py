@@ -104,6 +104,30 @@ def fitted_scores(
     return [stages, *visual_score, match.brand.score if match.brand is not None else math.nan]
 
 
+def reference_index(
+    rows: Sequence[dict[str, str]],
+    kits: Path,
+    others: Sequence[tuple[str, bytes]],
+    shots: Mapping[str, bytes],
+) -> tuple[ReferenceIndex, dict[str, str], dict[str, str]]:
+    """Return the index of the kits' references and distractors and the other sites' pages
+    (each with its screenshot when there is one), the brand of each indexed kit page by URL,
+    and each brand's reference page path."""
+    index = ReferenceIndex()
+    brand_of: dict[str, str] = {}
+    reference_of: dict[str, str] = {}
+    for row in rows:
+        if row["role"] in ("reference", "distractor"):
+            path = kits / row["page_path"]
+            url = path.resolve().as_uri()
+            index.add(page_features(path.read_bytes(), url=url, screenshot=shots.get(url)))
+            brand_of[url] = row["brand"]
+            reference_of[row["brand"]] = row["page_path"]
+    for url, html in others:
+        index.add(page_features(html, url=url, screenshot=shots.get(url)))
+    return index, brand_of, reference_of
+
+
 def fit(
     rows: list[dict[str, str]],
     kits: Path,
@@ -112,16 +136,7 @@ def fit(
 ) -> None:
     """Fit and print the brand question's brand share and threshold (see the docstring); with
     screenshots, the visual stage's weight apart from the other stages too."""
-    index = ReferenceIndex()
-    brand_of: dict[str, str] = {}
-    for row in rows:
-        if row["role"] in ("reference", "distractor"):
-            path = kits / row["page_path"]
-            url = path.resolve().as_uri()
-            index.add(page_features(path.read_bytes(), url=url, screenshot=shots.get(url)))
-            brand_of[url] = row["brand"]
-    for url, html in others:
-        index.add(page_features(html, url=url, screenshot=shots.get(url)))
+    index, brand_of, _ = reference_index(rows, kits, others, shots)
     asked: list[tuple[str, bytes, str | None]] = []  # (URL, HTML, brand when it has one)
     for row in rows:
         if row["role"] != "query" or row["kit"] == TUNED_KIT:
@@ -257,18 +272,7 @@ def evaluate(
 ) -> dict[str, str | None]:
     """Index the references and article pages, match the queries and the article pages, print
     the table, false positives and misses; return each query's first brand by its page path."""
-    index = ReferenceIndex()
-    reference_of: dict[str, str] = {}
-    brand_of: dict[str, str] = {}
-    for row in rows:
-        if row["role"] in ("reference", "distractor"):
-            path = kits / row["page_path"]
-            url = path.resolve().as_uri()
-            index.add(page_features(path.read_bytes(), url=url, screenshot=shots.get(url)))
-            brand_of[url] = row["brand"]
-            reference_of[row["brand"]] = row["page_path"]
-    for url, html in distractors:
-        index.add(page_features(html, url=url, screenshot=shots.get(url)))
+    index, brand_of, reference_of = reference_index(rows, kits, distractors, shots)
     print(
         f"index: {len(index)} references ({len(distractors)} article pages), question "
         f"{question}, {sum(url in shots for url in index.urls)} with a screenshot"
