@@ -22,6 +22,7 @@ from websim_crawler.core.crawling import (
     SearchTarget,
     find_records,
     find_search_form,
+    form_words,
     next_page,
     site_template_links,
 )
@@ -71,7 +72,7 @@ def surface(
         planner = QueryPlanner(
             params or SurfacingParams(), language=detect_language(text), max_pages=max_pages
         )
-        planner.seed(" ".join(home.xpath("//form//label//text() | //form//option//text()")))
+        planner.seed(form_words(home.xpath("//form")[form.form_number]))
         planner.seed(text)
     template_links = site_template_links(home, start_url)
     search = SearchTarget.of_form(form.action, form.query_field, form.fixed_fields)

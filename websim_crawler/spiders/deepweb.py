@@ -39,6 +39,7 @@ from websim_crawler.core.crawling import (
     SearchTarget,
     find_records,
     find_search_form,
+    form_words,
     next_page,
     site_template_links,
 )
@@ -66,13 +67,6 @@ logger = logging.getLogger(__name__)
 _MAX_PAGES_LIMIT = 10_000
 _MAX_QUERIES_LIMIT = 100_000
 _AUTO = "auto"  # -a queries=auto: the crawl chooses its queries
-
-
-# The words a search form shows its user: labels, placeholders, option texts, button texts.
-_FORM_WORDS = (
-    ".//label//text() | .//option//text() | .//legend//text() | .//button//text() | "
-    ".//input/@placeholder | .//input[@type='submit']/@value | .//@aria-label | .//@title"
-)
 
 
 class DeepWebSpider(SearchEntrance):
@@ -242,9 +236,7 @@ class DeepWebSpider(SearchEntrance):
                 blocking,
             )
             raise CloseSpider("unfillable_input")
-        yield from self.begin_queries(
-            " ".join(selector.xpath(_FORM_WORDS).getall()), (inputs, fixed, form.query_field)
-        )
+        yield from self.begin_queries(form_words(selector.root), (inputs, fixed, form.query_field))
 
     def begin_queries(
         self, form_text: str, form: tuple[list[FormInput], dict[str, str], str] | None = None

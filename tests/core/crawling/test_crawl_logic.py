@@ -15,6 +15,7 @@ from websim_crawler.core.crawling import (
     SearchTarget,
     advance_page_parameter,
     find_search_form,
+    form_words,
     next_page,
     rank_search_forms,
     record_links,
@@ -44,6 +45,21 @@ def test_search_form_is_told_apart_from_login_and_newsletter_forms() -> None:
     assert form.query_field == "query"
     assert form.method == "GET"
     assert form.action == "http://127.0.0.1:8000/results.html"
+
+
+def test_form_words_are_the_search_forms_own_not_a_login_forms_beside_it() -> None:
+    root = page(
+        '<form action="/login" method="post"><label>Password <input type="password" name="pw">'
+        "</label><button>Log in</button></form>"
+        '<form action="/search"><label for="q">Catalogue words</label><input id="q" name="q" '
+        'placeholder="title or author"><select name="shelf"><option>Poetry</option>'
+        '<option>Maps</option></select><input type="submit" value="Find"></form>'
+    )
+    form = find_search_form(root, BASE)
+    assert form is not None
+    words = form_words(root.xpath("//form")[form.form_number]).split()
+    assert words == ["Catalogue", "words", "title", "or", "author", "Poetry", "Maps", "Find"]
+    assert form_words(root.xpath("//form")[0]).split() == ["Password", "Log", "in"]
 
 
 def test_post_search_form_is_found_with_its_search_box() -> None:

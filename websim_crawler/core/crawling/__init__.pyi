@@ -1,7 +1,7 @@
 """Names of the package, imported when first used (the stub ``lazy_loader`` reads)."""
 
 from .diagnosis import CrawlDiagnosis, Diagnosis
-from .forms import SearchForm, find_search_form, rank_search_forms
+from .forms import SearchForm, find_search_form, form_words, rank_search_forms
 from .link_roles import SearchTarget, is_view_parameter, shows_result_list
 from .memory import ResultListMemory
 from .no_results import says_no_results
@@ -34,6 +34,7 @@ __all__ = [
     "find_data_regions",
     "find_records",
     "find_search_form",
+    "form_words",
     "is_view_parameter",
     "next_page",
     "rank_search_forms",

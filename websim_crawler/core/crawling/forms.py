@@ -37,6 +37,10 @@ _PERSONAL_FIELD = re.compile(
     r"e-?mail|user|login|name|phone|tel|address|city|zip|postcode|company|subject|captcha",
     re.IGNORECASE,
 )
+_FORM_WORDS = (
+    ".//label//text() | .//option//text() | .//legend//text() | .//button//text() | "
+    ".//input/@placeholder | .//input[@type='submit']/@value | .//@aria-label | .//@title"
+)
 _SEARCH_WORDS = re.compile(r"search|find|query|lookup|suche|recherche|buscar|検索|搜索", re.I)
 
 
@@ -56,6 +60,13 @@ def find_search_form(root: etree._Element, base_url: str) -> SearchForm | None:
     """Return the most search-like form of a page, or ``None`` when no form takes a query."""
     candidates = rank_search_forms(root, base_url)
     return candidates[0] if candidates else None
+
+
+def form_words(form: etree._Element) -> str:
+    """Return the words a form shows its user (labels, options, legends, buttons, placeholders,
+    titles): what the site calls the things it holds, so a crawl's first query terms. Only this
+    form's: a log-in form beside it says "password"."""
+    return " ".join(str(text) for text in form.xpath(_FORM_WORDS))
 
 
 def rank_search_forms(root: etree._Element, base_url: str) -> list[SearchForm]:
@@ -89,10 +100,10 @@ def _judge_form(form: etree._Element, form_number: int, base_url: str) -> Search
         return None
     best_box = max(query_boxes, key=_query_box_score)
     score = _query_box_score(best_box)
-    form_words = " ".join(
+    form_attributes = " ".join(
         form.get(attribute, "") for attribute in ("action", "id", "class", "name", "role")
     )
-    if _SEARCH_WORDS.search(form_words):
+    if _SEARCH_WORDS.search(form_attributes):
         score += 2.0
     if form.get("role", "").lower() == "search" or form.xpath("ancestor::*[@role='search']"):
         score += 3.0
