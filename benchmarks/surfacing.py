@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import itertools
+import math
 import statistics
 import sys
 from pathlib import Path
@@ -108,8 +110,8 @@ def headroom(start: int, budget: int) -> None:
 
 def seeded(draws: int, budget: int) -> None:
     """Print, per capped-at-20 database, coverage at ``budget`` over ``draws`` seeded draws."""
-    seeds = [n for n in range(7, 10_000) if all(n % d for d in range(2, int(n**0.5) + 1))]
-    seeds = seeds[:draws]
+    primes = (n for n in itertools.count(7) if all(n % d for d in range(2, math.isqrt(n) + 1)))
+    seeds = list(itertools.islice(primes, draws))
     print(f"seeds: {', '.join(map(str, seeds))}; {budget} queries")
     print("| database | mean | lowest | highest | draws at 0.95 or more |")
     print("|---|---:|---:|---:|---:|")
@@ -136,6 +138,8 @@ def main() -> None:
     parser.add_argument("--seeds", type=int, metavar="N", help="see the module docstring")
     arguments = parser.parse_args()
     if arguments.seeds is not None:
+        if arguments.seeds < 1:
+            parser.error(f"--seeds must be at least 1, not {arguments.seeds}")
         seeded(arguments.seeds, arguments.queries)
         return
     if arguments.headroom is not None:
