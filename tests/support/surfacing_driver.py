@@ -95,17 +95,14 @@ def surface(
                 root, url, template_links=template_links, search=search, memory=memory, query=query
             )
             memory.observe(found.other_shapes, found.regions)
-            way = (
-                next_page(
-                    root, url, page, results_on_page=len(found.links), record_links=found.links
-                )
-                if page < max_pages
-                else None
+            way = next_page(
+                root, url, page, results_on_page=len(found.links), record_links=found.links
             )
+            goes_on = way is not None and (way.shown or page < max_pages)
             snippets = record_snippets(root, url, found.links)
             records = {record_key(link, query): snippets.get(link, "") for link in found.links}
             count = result_count(root)
-            planner.add_result_page(query, records, count, has_next=way is not None)
+            planner.add_result_page(query, records, count, has_next=goes_on)
             if journal is not None:
                 journal.append(
                     {
@@ -113,10 +110,10 @@ def surface(
                         "query": query,
                         "records": records,
                         "count": {"matches": count.matches, "shown_cap": count.shown_cap},
-                        "has_next": way is not None,
+                        "has_next": goes_on,
                     }
                 )
-            if way is None or way.url is None:
+            if way is None or way.url is None or page == max_pages:
                 break
             url = way.url
         planner.finish(query)

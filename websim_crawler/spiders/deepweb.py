@@ -354,20 +354,20 @@ class DeepWebSpider(SearchEntrance):
                     kind="record",
                     meta={"websim_query": query, "websim_page": page, "websim_record_link": url},
                 )
-        way = (
-            next_page(root, response.url, page, results_on_page=len(records), record_links=records)
-            if page < self.max_pages
-            else None
+        way = next_page(
+            root, response.url, page, results_on_page=len(records), record_links=records
         )
+        last = page >= self.max_pages  # the way on, if any, is not followed
         if self.surfacing is not None:
-            further = self.surfacing.result_page(
-                query, root, response.url, found, has_next=way is not None
-            )
-            if not further:
+            # Surfacing is told an answer was cut at max_pages (not the site's cap) by the way
+            # on that its last page read shows.
+            goes_on = way is not None and (way.shown or not last)
+            further = self.surfacing.result_page(query, root, response.url, found, has_next=goes_on)
+            if not further or last:
                 self.surfacing.finished(query)
                 yield from self.query_requests(self.surfacing.next_queries())
                 return
-        if way is not None:
+        if way is not None and not last:
             yield way
 
     def result_records(self, root: HtmlTree, url: str, query: str | None) -> ResultRecords:

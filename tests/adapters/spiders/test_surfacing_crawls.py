@@ -80,6 +80,25 @@ def test_no_queries_surfaces_the_database_and_says_how_much(
     assert picture.startswith(b"\x89PNG") and len(picture) > 2000
 
 
+def test_answers_cut_at_max_pages_are_cut_answers_not_the_sites_cap(tmp_path: Path) -> None:
+    # A site that shows every match and states no counts, read two pages a query: answers of
+    # more than 20 matches go on past the pages read, which is the crawl's limit, not the site's.
+    try:
+        with HiddenDatabaseSite(HiddenDatabase("en-whole", cap=None, shows_count=False)) as site:
+            run = crawl(site, tmp_path, "-a", "max_queries=12", "-a", "max_pages=2")
+    except AppMissing as missing:
+        pytest.skip(str(missing))
+    assert run["exit"] == 0, run["log"][-3000:]
+    stats = run["stats"]
+    assert "websim/surfacing/site_cap" not in stats
+    log = stats["websim/surfacing/query_log"]
+    assert log and all(entry["pages"] <= 2 for entry in log)
+    matches = {entry["query"]: len(site.matches(entry["query"])) for entry in log}
+    long = [entry for entry in log if matches[entry["query"]] > 20]
+    assert long and all(entry["capped"] for entry in long)
+    assert not any(entry["capped"] for entry in log if 0 < matches[entry["query"]] <= 20)
+
+
 @pytest.mark.parametrize("site", ["en-opensearch-cap50"], indirect=True)
 def test_a_start_page_without_a_form_is_entered_by_its_opensearch_description(
     site: HiddenDatabaseSite, tmp_path: Path

@@ -107,6 +107,17 @@ def test_a_site_that_states_no_counts_has_its_cap_seen_at_the_pagers_end() -> No
         assert planner.site_cap == (50 if number >= 2 else None)
 
 
+def test_answers_that_go_on_past_max_pages_are_cut_but_are_not_the_sites_cap() -> None:
+    planner = QueryPlanner(SurfacingParams(), max_pages=2)
+    for number, query in enumerate(("alpha", "beta", "gamma", "delta")):
+        for page in range(2):  # the second page read still leads to a third
+            records = {f"/r/{number}-{page}-{n}": "" for n in range(10)}
+            planner.add_result_page(query, records, None, has_next=True)
+        planner.finish(query)
+    assert planner.site_cap is None
+    assert all(entry["capped"] for entry in planner.query_log())
+
+
 def test_a_site_that_lists_a_record_once_per_matching_section_is_not_taken_as_capped() -> None:
     # Sphinx's search lists a page once per matching section and says "found 45 page(s)" of
     # those 45 results, 30 pages: every answer is whole. Listed once a record, it would be cut.

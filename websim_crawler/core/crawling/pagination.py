@@ -34,6 +34,13 @@ class NextPage:
     event_argument: str = ""
     form_number: int = 0
 
+    @property
+    def shown(self) -> bool:
+        """Tell whether the page itself shows this way on (a link or a control), rather than
+        the crawl guessing it from the URL's page parameter: only then does an answer read up to
+        ``max_pages`` known to go on past them."""
+        return self.how != "parameter"
+
 
 def next_page(
     root: etree._Element,

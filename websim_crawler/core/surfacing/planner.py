@@ -85,6 +85,7 @@ class QueryPlanner:
         self._stated_total: int | None = None
         self._total_method = "stated"
         self._stated_cap: int | None = None
+        self._cut_at_max_pages = False  # an answer went on past the max_pages pages read
         self._page_size = 0  # most records seen on one result page
         self._requests = 0
         self._recent_new: deque[int] = deque(maxlen=self.params.stall_queries)
@@ -189,6 +190,7 @@ class QueryPlanner:
         asked.finished = True
         if asked.failed and not asked.records:
             return
+        self._cut_at_max_pages |= asked.more_pages
         self._recent_new.append(asked.new)
         if " " not in query and asked.records_when_asked:
             self._listing.calibrate(
@@ -519,7 +521,9 @@ class QueryPlanner:
             return self._next_seed()
         held = len(self._records)
         novelty = self._novelty[:count] / np.maximum(frequency, 1)
-        if self._listing.direction is not None and self.site_cap is not None:
+        if self._listing.direction is not None and (
+            self.site_cap is not None or self._cut_at_max_pages
+        ):
             return self._listed_terms(np.flatnonzero(candidates), novelty)
         bands = bands_of(frequency, held)
         best_band = self._yields.best(np.unique(bands[candidates]).tolist(), self._page_size)
