@@ -104,8 +104,9 @@ STATS: tuple[StatDoc, ...] = (
         (
             "queries surfacing chose, their result pages (failed answers too), records reached; "
             "the estimated number of records the site holds with its 95 % interval and method "
-            "(`stated`: the site says it; `capture-recapture`: Chao's estimator); why it stopped "
-            "(`estimate covered`, `every record reached`, `the last queries brought almost "
+            "(`stated`: the site says it; `partition`: a select's stated counts added up; "
+            "`capture-recapture`: Chao's and the jackknife's, see docs/surfacing.md); why it "
+            "stopped (`estimate covered`, `every record reached`, `the last queries brought almost "
             "nothing new`, `budget (max_queries)`, `no terms left`, `the search answers "
             "nothing`: then `answers_nothing` is `1` and the crawl exits 1)"
         ),

@@ -9,7 +9,13 @@ from .entrance import (
     opensearch_links,
     opensearch_template,
 )
-from .estimate import SizeEstimate, chao_estimate, stated_estimate
+from .estimate import (
+    SizeEstimate,
+    capture_estimate,
+    chao_estimate,
+    jackknife_estimate,
+    stated_estimate,
+)
 from .inputs import FormInput, FormPlan, form_inputs, search_form_inputs, typed_value, unfillable
 from .params import SurfacingParams
 from .planner import ANSWERS_NOTHING, QueryPlanner
@@ -27,10 +33,12 @@ __all__ = [
     "SizeEstimate",
     "SurfacingEvent",
     "SurfacingParams",
+    "capture_estimate",
     "chao_estimate",
     "coverage_png",
     "entrance_pages",
     "form_inputs",
+    "jackknife_estimate",
     "journal_event",
     "opensearch_links",
     "opensearch_template",

@@ -38,7 +38,7 @@ from websim_crawler.core.surfacing.answers import (
 )
 from websim_crawler.core.surfacing.bands import BandYields, band_of, bands_of
 from websim_crawler.core.surfacing.counts import ResultCount
-from websim_crawler.core.surfacing.estimate import SizeEstimate, chao_estimate, stated_estimate
+from websim_crawler.core.surfacing.estimate import SizeEstimate, capture_estimate, stated_estimate
 from websim_crawler.core.surfacing.order import ListingOrder
 from websim_crawler.core.surfacing.params import SurfacingParams
 from websim_crawler.core.text import stemmer, stopwords, tokenize
@@ -324,7 +324,8 @@ class QueryPlanner:
         held = len(self._records)
         if self._stated_total is not None:
             return stated_estimate(self._stated_total, held, self._total_method)
-        return chao_estimate(self._captures)
+        samples = sum(1 for asked in self._asked.values() if asked.records)
+        return capture_estimate(self._captures, samples)
 
     def query_log(self) -> list[QueryLogEntry]:
         """Return every asked query with what it brought, in the order they were chosen."""
@@ -521,9 +522,7 @@ class QueryPlanner:
             return self._next_seed()
         held = len(self._records)
         novelty = self._novelty[:count] / np.maximum(frequency, 1)
-        if self._listing.direction is not None and (
-            self.site_cap is not None or self._cut_at_max_pages
-        ):
+        if self._listing.direction is not None and (self.site_cap or self._cut_at_max_pages):
             return self._listed_terms(np.flatnonzero(candidates), novelty)
         bands = bands_of(frequency, held)
         best_band = self._yields.best(np.unique(bands[candidates]).tolist(), self._page_size)
