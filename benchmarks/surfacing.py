@@ -16,17 +16,24 @@ site's count says only once the word is asked), and by an oracle that knows ever
 records (the same site with records chosen and ordered by seeds 7, 11, 13, ...: the first N
 primes from 7): mean, lowest and highest coverage at the budget. One draw moves by a record or
 five with any change to the crawl, so a change is judged on these means.
+
+``--intervals N`` measures the size estimate on every database the driver surfaces, over N
+draws each: how often its 95 % interval held the true size after 10-30, 40-70 and 80 or more
+queries and at the end, and its size over the truth at the end; beside it, Chao's estimate
+alone (the one used before the jackknife joined it), from the same crawls.
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import dataclasses
 import itertools
 import math
 import statistics
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
@@ -38,7 +45,13 @@ from support.hidden_databases import (
 )
 from support.surfacing_driver import surface
 
-from websim_crawler.core.surfacing import QueryPlanner, SurfacingParams, coverage_png
+from websim_crawler.core.surfacing import (
+    QueryPlanner,
+    SizeEstimate,
+    SurfacingParams,
+    chao_estimate,
+    coverage_png,
+)
 
 
 def reached_ids(site: HiddenDatabaseSite, planner: QueryPlanner) -> set[str]:
@@ -108,10 +121,15 @@ def headroom(start: int, budget: int) -> None:
         )
 
 
+def draw_seeds(draws: int) -> list[int]:
+    """Return the seeds of ``draws`` draws of a database's records: the first primes from 7."""
+    primes = (n for n in itertools.count(7) if all(n % d for d in range(2, math.isqrt(n) + 1)))
+    return list(itertools.islice(primes, draws))
+
+
 def seeded(draws: int, budget: int) -> None:
     """Print, per capped-at-20 database, coverage at ``budget`` over ``draws`` seeded draws."""
-    primes = (n for n in itertools.count(7) if all(n % d for d in range(2, math.isqrt(n) + 1)))
-    seeds = list(itertools.islice(primes, draws))
+    seeds = draw_seeds(draws)
     print(f"seeds: {', '.join(map(str, seeds))}; {budget} queries")
     print("| database | mean | lowest | highest | draws at 0.95 or more |")
     print("|---|---:|---:|---:|---:|")
@@ -130,17 +148,85 @@ def seeded(draws: int, budget: int) -> None:
         )
 
 
+def estimates_along(events: list[dict[str, Any]]) -> list[tuple[str, SizeEstimate, SizeEstimate]]:
+    """Return (phase, the crawl's estimate, Chao's alone) after every 10th answered query and at
+    the end, from a crawl's journal replayed up to each point."""
+    ends = [number for number, event in enumerate(events) if event["event"] == "finished"]
+    points = [
+        ("10" if count <= 30 else "40" if count <= 70 else "80", ends[count - 1])
+        for count in range(10, len(ends) + 1, 10)
+    ]
+    points.append(("end", len(events) - 1))
+    found = []
+    for phase, last in points:
+        planner = QueryPlanner()
+        planner.replay(events[: last + 1])
+        found.append((phase, planner.estimate(), chao_estimate(planner._captures)))
+    return found
+
+
+PHASES = {"10": "10-30 queries", "40": "40-70", "80": "80-100", "end": "at the end"}
+
+
+def intervals(draws: int, budget: int) -> None:
+    """Print, per database the driver surfaces, how often the size estimate's interval held the
+    truth over ``draws`` draws, and its size over the truth at the end; Chao's alone beside."""
+    seeds = draw_seeds(draws)
+    print(f"seeds: {', '.join(map(str, seeds))}; {budget} queries")
+    print(
+        "| database | interval holds the truth: " + ", ".join(PHASES.values())
+        + " | size / truth at the end | Chao's alone: holds the truth | size / truth |"
+    )  # fmt: skip
+    print("|---|---|---:|---|---:|")
+    for spec in gallery():
+        if spec.form != "simple":
+            continue
+        inside: dict[str, collections.Counter[str]] = {
+            "crawl": collections.Counter(),
+            "chao": collections.Counter(),
+        }
+        totals: collections.Counter[str] = collections.Counter()
+        ratios: dict[str, list[float]] = {"crawl": [], "chao": []}
+        for seed in seeds:
+            draw = dataclasses.replace(spec, entrance="form", seed=seed)
+            with HiddenDatabaseSite(draw) as site:
+                events: list[dict[str, Any]] = []
+                surface(site.url, params=SurfacingParams(max_queries=budget), journal=events)
+            truth = len(site.records)
+            for phase, crawl, chao in estimates_along(events):
+                totals[phase] += 1
+                for name, estimate in (("crawl", crawl), ("chao", chao)):
+                    inside[name][phase] += estimate.low <= truth <= estimate.high
+                    if phase == "end":
+                        ratios[name].append(estimate.size / truth)
+        cells = [
+            ", ".join(
+                f"{inside[name][phase] / totals[phase]:.2f}" if totals[phase] else "-"
+                for phase in PHASES
+            )
+            + f" | {statistics.mean(ratios[name]):.3f}"
+            for name in ("crawl", "chao")
+        ]
+        print(f"| {spec.name} | {cells[0]} | {cells[1]} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--out", type=Path, default=Path("bench-out/surfacing"))
     parser.add_argument("--headroom", type=int, metavar="K", help="see the module docstring")
     parser.add_argument("--seeds", type=int, metavar="N", help="see the module docstring")
+    parser.add_argument("--intervals", type=int, metavar="N", help="see the module docstring")
     arguments = parser.parse_args()
+    for option in ("seeds", "intervals"):
+        draws = getattr(arguments, option)
+        if draws is not None and draws < 1:
+            parser.error(f"--{option} must be at least 1, not {draws}")
     if arguments.seeds is not None:
-        if arguments.seeds < 1:
-            parser.error(f"--seeds must be at least 1, not {arguments.seeds}")
         seeded(arguments.seeds, arguments.queries)
+        return
+    if arguments.intervals is not None:
+        intervals(arguments.intervals, arguments.queries)
         return
     if arguments.headroom is not None:
         headroom(arguments.headroom, arguments.queries)
