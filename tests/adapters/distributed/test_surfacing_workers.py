@@ -8,8 +8,10 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from support.hidden_databases import HiddenDatabaseSite, gallery
@@ -22,13 +24,26 @@ pytestmark = [
 ]
 
 
+class SlowSearchSite(HiddenDatabaseSite):
+    """A gallery site that takes a quarter of a second to answer a search. Each worker below
+    fetches one page at a time, so while one waits for an answer the other query's next page
+    waits in the shared queue longer than the other worker's poll interval. Answered at once,
+    the pages were each taken by the worker that queued them as soon as they were queued, and
+    on a loaded machine one worker took all of them."""
+
+    def answer(self, target: str) -> tuple[int, str, str]:
+        if urlsplit(target).path == "/search":
+            time.sleep(0.25)
+        return super().answer(target)
+
+
 def worker_command(start_url: str, redis_url: str, output: Path) -> list[str]:
     return [
         sys.executable, "-m", "scrapy", "crawl", "deepweb", "-O", str(output),
         "-a", f"start_url={start_url}", "-a", "queries=auto", "-a", "max_queries=40",
         "-s", f"WEBSIM_REDIS_URL={redis_url}", "-s", "WEBSIM_REDIS_PREFIX=surf",
         "-s", "WEBSIM_REDIS_MAX_IDLE=4", "-s", "WEBSIM_REDIS_POLL_INTERVAL=0.2",
-        "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "ROBOTSTXT_OBEY=0",
+        "-s", "AUTOTHROTTLE_ENABLED=0", "-s", "ROBOTSTXT_OBEY=0", "-s", "CONCURRENT_REQUESTS=1",
         "-s", "WEBSIM_CHUNK_DETAIL=none", "-s", f"LOG_FILE={output}.log",
     ]  # fmt: skip
 
@@ -38,7 +53,7 @@ def test_two_workers_surface_one_database_choosing_each_query_once(
 ) -> None:
     redis = pytest.importorskip("redis")
     try:
-        site = HiddenDatabaseSite(gallery()[0]).__enter__()
+        site = SlowSearchSite(gallery()[0]).__enter__()
     except AppMissing as missing:
         pytest.skip(str(missing))
     try:
