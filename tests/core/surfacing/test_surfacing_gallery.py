@@ -58,6 +58,9 @@ def test_surfacing_reaches_most_records_and_beats_the_frequency_list(
     assert reached >= coverage(site, baseline) + 0.15
     estimate = planner.estimate()
     assert abs(estimate.size - len(site.records)) <= 0.2 * len(site.records), planner.summary()
+    # The 95 % interval holds the truth (Chao's alone did at the end of 27 of 56 crawls of these
+    # databases, this one of 55: benchmarks/surfacing.py --intervals 8)
+    assert estimate.low <= len(site.records) <= estimate.high, planner.summary()
 
 
 def spec_named(name: str) -> HiddenDatabase:
